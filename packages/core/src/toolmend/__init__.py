@@ -1,0 +1,35 @@
+"""toolmend: make LLM agents recover from failed tool calls.
+
+The public surface is small on purpose: detect and classify a failed result,
+rewrite a conversation into a delivery form, run tool calls under a retry policy
+that never duplicates a side effect, and check outcomes against contracts.
+"""
+
+from .classify import Classification, classify_text
+from .detect import Verdict, inspect
+from .forms import Rewrite, rewrite
+from .guidance import GUIDANCE, VERIFY_FIRST, cap_error, format_arguments, runtime_note
+from .model import Detection, Form, Kind, Report, Source
+
+__all__ = [
+    "GUIDANCE",
+    "VERIFY_FIRST",
+    "Classification",
+    "Detection",
+    "Form",
+    "Kind",
+    "Report",
+    "Rewrite",
+    "Source",
+    "Verdict",
+    "cap_error",
+    "classify_text",
+    "format_arguments",
+    "inspect",
+    "rewrite",
+    "runtime_note",
+]
+
+# -- retry, guard, exceptions (issue 3) --
+
+# -- contracts (issue 8) --

@@ -1,0 +1,210 @@
+"""Rewrite a conversation into a delivery form (C1-C4) at the decision step.
+
+Only failures in the tool results after the last assistant turn are rewritten:
+the studies measured the decision step, and because the next request shows the
+failure as the client sent it, a rewrite affects exactly one turn.  Ambiguous
+failures are recorded but never rewritten: wrong guidance is worse than none.
+The input is never mutated, and nothing here raises on odd input: what is not
+understood comes back unchanged, with the reason in the report.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .codecs import CODECS, Edits, Entry, NotUnderstood, View
+from .detect import Verdict, inspect, text_of
+from .guidance import guidance_for, runtime_note
+from .model import Detection, Form, Kind, Report, Source
+
+__all__ = ["Rewrite", "decision_step", "rewrite"]
+
+log = logging.getLogger("toolmend")
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """The conversation the model should see, and what was done to get it."""
+
+    messages: Any
+    report: Report
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    entry: Entry
+    detection: Detection
+    note: str | None
+    guidance: str | None
+
+
+def _detect(
+    view: View, client: str | None, recorded: Mapping[str, Verdict] | None
+) -> list[tuple[Entry, Detection]]:
+    assistant = view.tail[0]
+    calls = {c.id: c for c in assistant.calls if c.id is not None}
+    found = []
+    for entry in view.tail[1:]:
+        if entry.role != "tool":
+            continue
+        verdict = None
+        if recorded is not None and entry.call_id is not None:
+            verdict = recorded.get(entry.call_id)
+        if verdict is None:
+            verdict = inspect(
+                entry.content, is_error=entry.is_error, status=entry.status, client=client
+            )
+        if not verdict.failed or verdict.kind is None or verdict.rule is None:
+            continue
+        call = calls.get(entry.call_id) if entry.call_id is not None else None
+        detection = Detection(
+            index=entry.position,
+            tool_name=entry.name or (call.name if call else None),
+            call_id=entry.call_id,
+            arguments=call.arguments if call else None,
+            error=text_of(entry.content) or "",
+            kind=verdict.kind,
+            rule=verdict.rule,
+            source=verdict.source or Source.FLAG,
+            reason=verdict.reason,
+            guidance=verdict.guidance or guidance_for(verdict.kind),
+        )
+        found.append((entry, detection))
+    return found
+
+
+def decision_step(
+    messages: Any,
+    *,
+    format: str = "openai",
+    client: str | None = None,
+    recorded: Mapping[str, Verdict] | None = None,
+) -> tuple[Detection, ...]:
+    """The failed tool results at the decision step, without rewriting anything."""
+    try:
+        view = CODECS[format].view(messages)
+        if not view.tail:
+            return ()
+        return tuple(d for _, d in _detect(view, client, recorded))
+    except Exception:
+        log.warning("toolmend: conversation not understood; nothing detected", exc_info=True)
+        return ()
+
+
+def rewrite(
+    messages: Any,
+    form: Form | str = Form.C3,
+    *,
+    format: str = "openai",
+    client: str | None = None,
+    recorded: Mapping[str, Verdict] | None = None,
+) -> Rewrite:
+    """Apply ``form`` to the decision step of ``messages``.
+
+    ``format`` is ``openai`` (Chat Completions), ``responses`` (Responses input
+    items) or ``anthropic`` (Messages).  ``recorded`` maps call ids to verdicts an
+    adapter already holds (from the exception itself), which take precedence
+    over reading the text.  ``client`` is the User-Agent that selects agent rules.
+    """
+    try:
+        chosen = Form.parse(form)
+    except ValueError:
+        report = Report((), Form.OFF, False, (f"unknown form {form!r}; left unchanged",))
+        return Rewrite(messages, report)
+    try:
+        result = _rewrite(messages, chosen, format, client, recorded)
+    except Exception as exc:
+        reason = str(exc) if isinstance(exc, NotUnderstood | KeyError) else repr(exc)
+        log.warning("toolmend: conversation not understood (%s); left unchanged", reason)
+        result = Rewrite(messages, Report((), chosen, False, (f"not understood: {reason}",)))
+    _log(result.report)
+    return result
+
+
+def _log(report: Report) -> None:
+    for d in report.detections:
+        log.info(
+            "toolmend: failed tool result at %s (%s): kind=%s rule=%s reason=%s",
+            d.index, d.tool_name, d.kind.value, d.rule, d.reason,
+        )  # fmt: skip
+    if report.detections or report.skipped:
+        log.info("toolmend: %s; skipped=%s", report.header(), list(report.skipped))
+
+
+def _rewrite(
+    messages: Any,
+    form: Form,
+    format: str,
+    client: str | None,
+    recorded: Mapping[str, Verdict] | None,
+) -> Rewrite:
+    codec = CODECS.get(format)
+    if codec is None:
+        raise NotUnderstood(f"unknown format {format!r}")
+    view = codec.view(messages)
+    if not view.tail:
+        return Rewrite(messages, Report((), form, False, ("no assistant turn: no decision step",)))
+    found = _detect(view, client, recorded)
+    detections = tuple(d for _, d in found)
+    skipped: list[str] = []
+    if form is Form.OFF:
+        return Rewrite(messages, Report(detections, form, False, ()))
+    failures: list[_Failure] = []
+    call_ids = {c.id for c in view.tail[0].calls}
+    for entry, d in found:
+        if d.kind is Kind.AMBIGUOUS and d.guidance is None:
+            skipped.append(f"{d.index}: ambiguous failure gets no guidance")
+            continue
+        if d.guidance is None:
+            continue
+        if form in (Form.C2, Form.C4) and (d.call_id is None or d.call_id not in call_ids):
+            skipped.append(f"{d.index}: its call is not in the last assistant turn")
+            continue
+        note = runtime_note(d.tool_name, d.arguments, d.error, d.guidance)
+        failures.append(_Failure(entry, d, note, d.guidance))
+    if not failures:
+        return Rewrite(messages, Report(detections, form, False, tuple(skipped)))
+    edits = _plan(view, form, failures)
+    new = codec.apply(messages, view, edits)
+    return Rewrite(new, Report(detections, form, bool(edits), tuple(skipped)))
+
+
+def _plan(view: View, form: Form, failures: list[_Failure]) -> Edits:
+    edits = Edits()
+    notes = "\n\n".join(f.note for f in failures if f.note)
+    if form is Form.C1:
+        for f in failures:
+            edits.appends[f.entry.loc] = "\n" + (f.guidance or "")
+        return edits
+    if form is Form.C3:
+        results = [e for e in view.tail if e.role == "tool"]
+        last_result = results[-1]
+        after = view.tail[view.tail.index(last_result) + 1 :]
+        user = next((e for e in after if e.role == "user"), None)
+        if user is not None:
+            edits.appends[user.loc] = "\n\n" + notes
+        else:
+            edits.inserts.append((last_result, notes))
+        return edits
+    assistant = view.tail[0]
+    gone_ids = {f.entry.call_id for f in failures if f.entry.call_id is not None}
+    edits.removed_calls[assistant.loc] = gone_ids
+    edits.removed.update(f.entry.loc for f in failures)
+    assistant_stays = assistant.has_content or any(c.id not in gone_ids for c in assistant.calls)
+    remaining = [
+        e for e in view.tail[1:] if e.loc not in edits.removed
+    ]
+    if remaining:
+        last: Entry | None = remaining[-1]
+    elif assistant_stays:
+        last = assistant
+    else:
+        last = view.before
+    if form is Form.C2 and last is not None and last.role == "user":
+        edits.appends[last.loc] = "\n\n" + notes
+    else:
+        edits.inserts.append((last, notes))
+    return edits

@@ -1,0 +1,124 @@
+"""The data every decision produces: kinds, forms, detection records and reports.
+
+All records are frozen and JSON-serialisable through ``to_dict`` so that a report
+can go to a log line, an HTTP header or a test assertion without conversion code
+in the adapters.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Detection",
+    "Form",
+    "Kind",
+    "Report",
+    "Source",
+]
+
+
+class Kind(str, enum.Enum):
+    """What a failure means for the next action (paper, Table 1)."""
+
+    TRANSIENT = "transient"
+    FIXABLE = "fixable"
+    UNRECOVERABLE = "unrecoverable"
+    AMBIGUOUS = "ambiguous"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Form(str, enum.Enum):
+    """How a failure is delivered to the model at the decision step."""
+
+    OFF = "off"
+    C1 = "c1"
+    C2 = "c2"
+    C3 = "c3"
+    C4 = "c4"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def parse(cls, value: str | Form) -> Form:
+        """Accept ``c0`` as an alias of ``off``: the papers call the unchanged form C0."""
+        if isinstance(value, Form):
+            return value
+        text = str(value).strip().lower()
+        if text == "c0":
+            return cls.OFF
+        return cls(text)
+
+
+class Source(str, enum.Enum):
+    """Which evidence decided that a result is a failure."""
+
+    FLAG = "flag"
+    AGENT = "agent"
+    GENERIC = "generic"
+    EXCEPTION = "exception"
+    CONTRACT = "contract"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """One failed tool result, where it sits, and why it was judged so."""
+
+    index: int | None
+    tool_name: str | None
+    call_id: str | None
+    arguments: Any
+    error: str
+    kind: Kind
+    rule: str
+    source: Source
+    reason: str | None = None
+    guidance: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "tool_name": self.tool_name,
+            "call_id": self.call_id,
+            "arguments": self.arguments,
+            "error": self.error,
+            "kind": self.kind.value,
+            "rule": self.rule,
+            "source": self.source.value,
+            "reason": self.reason,
+            "guidance": self.guidance,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """What one rewrite saw and did, so users can always see what the model was shown."""
+
+    detections: tuple[Detection, ...]
+    form: Form
+    changed: bool
+    skipped: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "detections": [d.to_dict() for d in self.detections],
+            "form": self.form.value,
+            "changed": self.changed,
+            "skipped": list(self.skipped),
+        }
+
+    def header(self) -> str:
+        """A compact one-line summary for an HTTP header or a log line."""
+        parts = [
+            f"{d.index}:{d.tool_name or '?'}:{d.kind.value}:{d.rule}" for d in self.detections
+        ]
+        failed = ",".join(parts) if parts else "none"
+        return f"failed={failed}; form={self.form.value}; changed={str(self.changed).lower()}"

@@ -1,0 +1,1 @@
+"""Deterministic local inference with the toolmend recovery layer: OpenAI-compatible server, proxy and evaluation."""

@@ -1,0 +1,1 @@
+"""toolmend for LangChain create_agent and LangGraph."""

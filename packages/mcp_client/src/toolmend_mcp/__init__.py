@@ -1,0 +1,1 @@
+"""toolmend for MCP client sessions."""

@@ -1,0 +1,1 @@
+"""toolmend for the OpenAI Agents SDK."""
