@@ -1,0 +1,117 @@
+"""``toolmend`` command line: classify tool messages, rewrite requests, mine contracts.
+
+The output formats are a stable contract that other tooling parses: one JSON
+line per input line for ``classify``, one JSON document for ``rewrite``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+from .detect import inspect
+from .forms import rewrite
+
+__all__ = ["main"]
+
+
+def _classify_line(line: str) -> dict[str, Any]:
+    try:
+        message = json.loads(line)
+    except ValueError as exc:
+        return {"failed": False, "kind": None, "rule": None, "error": f"invalid JSON: {exc}"}
+    if not isinstance(message, Mapping):
+        return {"failed": False, "kind": None, "rule": None, "error": "not a JSON object"}
+    content = message.get("content")
+    if not isinstance(content, str | list):
+        return {
+            "failed": False,
+            "kind": None,
+            "rule": None,
+            "error": "content must be a string or a list of text parts",
+        }
+    is_error = message.get("is_error")
+    status = message.get("status")
+    client = message.get("client")
+    verdict = inspect(
+        content,
+        is_error=is_error if isinstance(is_error, bool) else None,
+        status=status if isinstance(status, str) else None,
+        client=client if isinstance(client, str) else None,
+    )
+    return {
+        "failed": verdict.failed,
+        "kind": verdict.kind.value if verdict.kind else None,
+        "rule": verdict.rule,
+    }
+
+
+def classify(stdin: TextIO, stdout: TextIO) -> int:
+    for line in stdin:
+        if not line.strip():
+            continue
+        try:
+            result = _classify_line(line)
+        except Exception as exc:  # the contract: a result per line, never a traceback
+            result = {"failed": False, "kind": None, "rule": None, "error": repr(exc)}
+        stdout.write(json.dumps(result) + "\n")
+        stdout.flush()
+    return 0
+
+
+def _rewrite(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    try:
+        body = json.loads(stdin.read())
+    except ValueError as exc:
+        stderr.write(f"toolmend rewrite: invalid JSON on stdin: {exc}\n")
+        return 2
+    key = "input" if args.format == "responses" else "messages"
+    if not isinstance(body, Mapping) or key not in body:
+        stderr.write(f'toolmend rewrite: expected a JSON object with "{key}"\n')
+        return 2
+    result = rewrite(body[key], args.form, format=args.format, client=args.client)
+    out = {key: result.messages, "report": result.report.to_dict()}
+    stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="toolmend", description="Recover LLM agents from failed tool calls."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("classify", help="classify tool messages: JSON Lines in, JSON Lines out")
+    rw = sub.add_parser("rewrite", help="apply a delivery form to a request body on stdin")
+    rw.add_argument("--form", required=True, choices=["off", "c0", "c1", "c2", "c3", "c4"])
+    rw.add_argument("--format", default="openai", choices=["openai", "responses", "anthropic"])
+    rw.add_argument("--client", default=None, help="User-Agent that selects agent rules")
+    sub.add_parser("contracts", help="mine and check outcome contracts", add_help=False)
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Entry point of the ``toolmend`` console script."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    if args_list[:1] == ["contracts"]:
+        from .contracts.cli import main as contracts_main
+
+        return contracts_main(args_list[1:], stdin, stdout)
+    args = _parser().parse_args(args_list)
+    if args.command == "classify":
+        return classify(stdin, stdout)
+    return _rewrite(args, stdin, stdout, stderr)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

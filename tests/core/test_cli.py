@@ -1,0 +1,142 @@
+"""The ``toolmend`` CLI contract: exact JSON out, no tracebacks, exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from toolmend.cli import main
+
+
+def run(argv: list[str], stdin: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(argv, io.StringIO(stdin), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_classify_lines_in_order_with_malformed_lines() -> None:
+    lines = [
+        {"content": "Error: HTTP Error 429: Too Many Requests"},
+        {"content": "all fine"},
+        "not json",
+        {"content": [{"type": "text", "text": "denied"}], "is_error": True},
+        {"content": "Error executing tool x: boom", "status": "error", "name": "x"},
+        [1, 2],
+        {"content": 5},
+        {"content": "Command: ls\nExit Code: 1", "client": "QwenCode/0.0.9"},
+        {"content": "Permission denied", "status": "success"},
+    ]
+    text = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n"
+    code, out, _ = run(["classify"], text)
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert rows[0] == {"failed": True, "kind": "transient", "rule": "generic"}
+    assert rows[1] == {"failed": False, "kind": None, "rule": None}
+    assert rows[2]["failed"] is False and rows[2]["kind"] is None and rows[2]["rule"] is None
+    assert rows[2]["error"].startswith("invalid JSON")
+    assert rows[3] == {"failed": True, "kind": "ambiguous", "rule": "is_error"}
+    assert rows[4] == {"failed": True, "kind": "ambiguous", "rule": "status"}
+    assert rows[5] == {"failed": False, "kind": None, "rule": None, "error": "not a JSON object"}
+    assert rows[6] == {
+        "failed": False,
+        "kind": None,
+        "rule": None,
+        "error": "content must be a string or a list of text parts",
+    }
+    assert rows[7] == {"failed": True, "kind": "ambiguous", "rule": "qwen-exit"}
+    assert rows[8] == {"failed": False, "kind": None, "rule": None}
+    assert len(rows) == 9
+
+
+def test_rewrite_openai_c3() -> None:
+    body = {
+        "messages": [
+            {"role": "user", "content": "Book room B2"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "1",
+                        "type": "function",
+                        "function": {"name": "room_status", "arguments": '{"room":"B2"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "1", "content": "Error: 503 Service Unavailable"},
+        ]
+    }
+    code, out, _ = run(["rewrite", "--form", "c3"], json.dumps(body))
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["messages"][:3] == body["messages"]
+    assert doc["messages"][3] == {
+        "role": "user",
+        "content": "Note from the tool runtime: the last attempt called room_status with room=B2 "
+        "and it failed with: Error: 503 Service Unavailable\n\nThis is a temporary failure. "
+        "Retrying the same call is expected to succeed.",
+    }
+    assert doc["report"]["changed"] is True
+    assert doc["report"]["form"] == "c3"
+    assert [(d["index"], d["kind"], d["rule"]) for d in doc["report"]["detections"]] == [
+        (2, "transient", "generic")
+    ]
+
+
+def test_rewrite_responses_uses_input_key() -> None:
+    body = {
+        "input": [
+            {"role": "user", "content": "q"},
+            {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "a", "output": "Error: Forbidden"},
+        ]
+    }
+    code, out, _ = run(["rewrite", "--form", "c4", "--format", "responses"], json.dumps(body))
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["input"] == [
+        {"role": "user", "content": "q"},
+        {
+            "role": "user",
+            "content": "Note from the tool runtime: the last attempt called f with  and it failed "
+            "with: Error: Forbidden\n\nThis cannot be fixed by retrying or by changing the "
+            "arguments. Tell the user what happened.",
+        },
+    ]
+
+
+@pytest.mark.parametrize("stdin", ["{not json", ""])
+def test_rewrite_invalid_json_is_one_line_on_stderr_exit_2(stdin: str) -> None:
+    code, out, err = run(["rewrite", "--form", "c3"], stdin)
+    assert code == 2
+    assert out == ""
+    assert err.startswith("toolmend rewrite: invalid JSON on stdin: ")
+    assert err.count("\n") == 1
+
+
+def test_rewrite_missing_key_exit_2() -> None:
+    code, _, err = run(["rewrite", "--form", "c1", "--format", "responses"], '{"messages": []}')
+    assert code == 2
+    assert err == 'toolmend rewrite: expected a JSON object with "input"\n'
+
+
+def test_console_script_end_to_end() -> None:
+    exe = shutil.which("toolmend") or str(
+        __import__("pathlib").Path(sys.executable).with_name("toolmend")
+    )
+    proc = subprocess.run(
+        [exe, "classify"],
+        input='{"content": "Traceback (most recent call last):\\n  File \\"a.py\\"\\nPermissionError: [Errno 13] Permission denied"}\nbroken\n',
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0
+    assert proc.stderr == ""
+    assert proc.stdout.splitlines()[0] == '{"failed": true, "kind": "unrecoverable", "rule": "generic"}'
+    assert json.loads(proc.stdout.splitlines()[1])["failed"] is False
