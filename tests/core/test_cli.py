@@ -37,7 +37,7 @@ def test_classify_lines_in_order_with_malformed_lines() -> None:
     rows = [json.loads(line) for line in out.splitlines()]
     assert rows[0] == {"failed": True, "kind": "transient", "rule": "generic"}
     assert rows[1] == {"failed": False, "kind": None, "rule": None}
-    assert rows[2]["failed"] is False and rows[2]["kind"] is None and rows[2]["rule"] is None
+    assert (rows[2]["failed"], rows[2]["kind"], rows[2]["rule"]) == (False, None, None)
     assert rows[2]["error"].startswith("invalid JSON")
     assert rows[3] == {"failed": True, "kind": "ambiguous", "rule": "is_error"}
     assert rows[4] == {"failed": True, "kind": "ambiguous", "rule": "status"}
@@ -124,13 +124,19 @@ def test_rewrite_missing_key_exit_2() -> None:
     assert err == 'toolmend rewrite: expected a JSON object with "input"\n'
 
 
+TRACE = (
+    'Traceback (most recent call last):\n  File "a.py"\n'
+    "PermissionError: [Errno 13] Permission denied"
+)
+
+
 def test_console_script_end_to_end() -> None:
     exe = shutil.which("toolmend") or str(
         __import__("pathlib").Path(sys.executable).with_name("toolmend")
     )
     proc = subprocess.run(
         [exe, "classify"],
-        input='{"content": "Traceback (most recent call last):\\n  File \\"a.py\\"\\nPermissionError: [Errno 13] Permission denied"}\nbroken\n',
+        input=json.dumps({"content": TRACE}) + "\nbroken\n",
         capture_output=True,
         text=True,
         timeout=60,
@@ -138,5 +144,8 @@ def test_console_script_end_to_end() -> None:
     )
     assert proc.returncode == 0
     assert proc.stderr == ""
-    assert proc.stdout.splitlines()[0] == '{"failed": true, "kind": "unrecoverable", "rule": "generic"}'
+    assert (
+        proc.stdout.splitlines()[0]
+        == '{"failed": true, "kind": "unrecoverable", "rule": "generic"}'
+    )
     assert json.loads(proc.stdout.splitlines()[1])["failed"] is False

@@ -22,7 +22,10 @@ UNRECOVERABLE = (
 ERRORS = {
     "transient": ("Error: HTTP Error 503: Service Unavailable", TRANSIENT),
     "fixable": ("Error: flight must not be empty", FIXABLE),
-    "unrecoverable": ("403 Client Error: Forbidden for url: http://api.test/flights", UNRECOVERABLE),
+    "unrecoverable": (
+        "403 Client Error: Forbidden for url: http://api.test/flights",
+        UNRECOVERABLE,
+    ),
 }
 AMBIGUOUS = "HTTP Error 404: Not Found"
 
@@ -41,7 +44,9 @@ def tool(cid: str, content: Any) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": cid, "content": content}
 
 
-def note(error: str, guidance: str, name: str = "flight_status", args: str = "flight=AB12, day=3") -> str:
+def note(
+    error: str, guidance: str, name: str = "flight_status", args: str = "flight=AB12, day=3"
+) -> str:
     return (
         f"Note from the tool runtime: the last attempt called {name} with {args} "
         f"and it failed with: {error}\n\n{guidance}"
@@ -314,14 +319,19 @@ def test_arguments_keep_call_order_and_compact_json() -> None:
     messages = [USER, assistant(call("c1", "lookup", args)), tool("c1", ERRORS["transient"][0])]
     result = rewrite(messages, "c4")
     assert result.messages[-1]["content"] == note(
-        ERRORS["transient"][0], TRANSIENT, "lookup", 'z=plain text, a={"k":[1,2]}, n=null, b=true, u=é'
+        ERRORS["transient"][0],
+        TRANSIENT,
+        "lookup",
+        'z=plain text, a={"k":[1,2]}, n=null, b=true, u=é',
     )
 
 
 def test_unparseable_arguments_are_shown_as_sent() -> None:
     messages = [USER, assistant(call("c1", "lookup", "{broken")), tool("c1", ERRORS["fixable"][0])]
     result = rewrite(messages, "c3")
-    assert result.messages[-1]["content"] == note(ERRORS["fixable"][0], FIXABLE, "lookup", "{broken")
+    assert result.messages[-1]["content"] == note(
+        ERRORS["fixable"][0], FIXABLE, "lookup", "{broken"
+    )
 
 
 def test_c2_skips_a_result_whose_call_is_missing() -> None:

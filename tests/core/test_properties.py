@@ -94,9 +94,7 @@ def responses_item() -> st.SearchStrategy[Any]:
             IDS,
             CONTENT,
         ),
-        st.builds(
-            lambda c: {"type": "message", "role": "assistant", "content": c}, CONTENT
-        ),
+        st.builds(lambda c: {"type": "message", "role": "assistant", "content": c}, CONTENT),
         st.just({"type": "reasoning", "summary": []}),
         JUNK,
     )
@@ -111,9 +109,7 @@ def anthropic_message() -> st.SearchStrategy[Any]:
             CONTENT,
             st.sampled_from([True, False, None]),
         ),
-        st.builds(
-            lambda i: {"type": "tool_use", "id": i, "name": "f", "input": {"x": 1}}, IDS
-        ),
+        st.builds(lambda i: {"type": "tool_use", "id": i, "name": "f", "input": {"x": 1}}, IDS),
         JUNK,
     )
     return st.one_of(
@@ -252,15 +248,24 @@ def plausible(draw: st.DrawFn, fmt: str) -> list[Any]:
             for i in ids
         ]
         step: list[Any] = [{"role": "assistant", "content": None, "tool_calls": calls}]
-        step += [{"role": "tool", "tool_call_id": i, "content": t} for i, t in zip(ids, texts)]
+        step += [
+            {"role": "tool", "tool_call_id": i, "content": t}
+            for i, t in zip(ids, texts, strict=True)
+        ]
     elif fmt == "responses":
         step = [
             {"type": "function_call", "call_id": i, "name": "f", "arguments": "{}"} for i in ids
         ]
-        step += [{"type": "function_call_output", "call_id": i, "output": t} for i, t in zip(ids, texts)]
+        step += [
+            {"type": "function_call_output", "call_id": i, "output": t}
+            for i, t in zip(ids, texts, strict=True)
+        ]
     else:
         uses = [{"type": "tool_use", "id": i, "name": "f", "input": {"q": 1}} for i in ids]
-        results = [{"type": "tool_result", "tool_use_id": i, "content": t} for i, t in zip(ids, texts)]
+        results = [
+            {"type": "tool_result", "tool_use_id": i, "content": t}
+            for i, t in zip(ids, texts, strict=True)
+        ]
         step = [{"role": "assistant", "content": uses}, {"role": "user", "content": results}]
     return [*history, user, *step, *later]
 
@@ -275,7 +280,9 @@ def test_plausible_conversations_never_mutated(fmt: str, data: st.DataObject, fo
 
 @SETTINGS
 @given(st.sampled_from(sorted(STRATEGIES)), st.data())
-def test_c3_only_adds_user_content_on_plausible_conversations(fmt: str, data: st.DataObject) -> None:
+def test_c3_only_adds_user_content_on_plausible_conversations(
+    fmt: str, data: st.DataObject
+) -> None:
     messages = data.draw(plausible(fmt))
     result = rewrite(messages, "c3", format=fmt)
     if result.report.changed:

@@ -106,7 +106,8 @@ def main(
     if args_list[:1] == ["contracts"]:
         from .contracts.cli import main as contracts_main
 
-        return contracts_main(args_list[1:], stdin, stdout)
+        code: int = contracts_main(args_list[1:], stdin, stdout)
+        return code
     args = _parser().parse_args(args_list)
     if args.command == "classify":
         return classify(stdin, stdout)

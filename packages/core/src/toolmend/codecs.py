@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 __all__ = [
     "CODECS",
@@ -105,8 +105,10 @@ def append_text(content: Any, text: str, part_type: str = "text") -> Any:
     if isinstance(content, list):
         parts = list(content)
         last = parts[-1] if parts else None
-        if isinstance(last, Mapping) and last.get("type") == part_type and isinstance(
-            last.get("text"), str
+        if (
+            isinstance(last, Mapping)
+            and last.get("type") == part_type
+            and isinstance(last.get("text"), str)
         ):
             parts[-1] = {**last, "text": last["text"] + text}
         else:
@@ -163,7 +165,9 @@ class OpenAIChat:
                 call_id=_str_or_none(message.get("tool_call_id")),
                 name=_str_or_none(message.get("name")),
                 content=message.get("content"),
-                is_error=message.get("is_error") if isinstance(message.get("is_error"), bool) else None,
+                is_error=message.get("is_error")
+                if isinstance(message.get("is_error"), bool)
+                else None,
                 status=_str_or_none(message.get("status")),
             )
         if role == "user":
@@ -203,7 +207,9 @@ class OpenAIChat:
                 if kept or _nonempty(message.get("content")):
                     out.append(new)
             elif i in edits.appends:
-                out.append({**message, "content": append_text(message.get("content"), edits.appends[i])})
+                out.append(
+                    {**message, "content": append_text(message.get("content"), edits.appends[i])}
+                )
             else:
                 out.append(message)
             for text in inserts.get(i, ()):
@@ -300,7 +306,7 @@ class OpenAIResponses:
         start = view.before.position if view.before is not None else run.position
         inserts = _inserts_by_loc(edits)
         gone = edits.removed_calls.get(run.loc, set())
-        run_start, run_end = run.loc  # type: ignore[misc]
+        run_start, run_end = cast(tuple[int, int], run.loc)
         out: list[Any] = []
         for i in range(start, len(items)):
             item = items[i]
@@ -314,9 +320,23 @@ class OpenAIResponses:
                 pass
             elif i in edits.appends:
                 if item.get("type") == "function_call_output":
-                    out.append({**item, "output": append_text(item.get("output"), edits.appends[i], "input_text")})
+                    out.append(
+                        {
+                            **item,
+                            "output": append_text(
+                                item.get("output"), edits.appends[i], "input_text"
+                            ),
+                        }
+                    )
                 else:
-                    out.append({**item, "content": append_text(item.get("content"), edits.appends[i], "input_text")})
+                    out.append(
+                        {
+                            **item,
+                            "content": append_text(
+                                item.get("content"), edits.appends[i], "input_text"
+                            ),
+                        }
+                    )
             else:
                 out.append(item)
             out.extend({"role": "user", "content": t} for t in inserts.get(i, ()))
@@ -398,7 +418,7 @@ class AnthropicMessages:
         out: list[Any] = []
         for i in range(start, len(messages)):
             message = messages[i]
-            content = message.get("content") if isinstance(message, Mapping) else None
+            content: Any = message.get("content") if isinstance(message, Mapping) else None
             touched = isinstance(content, list) and any(
                 (i, j) in edits.removed or (i, j) in edits.appends or (i, j) in inserts
                 for j in range(len(content))
@@ -406,10 +426,7 @@ class AnthropicMessages:
             new_message: Any = message
             if i in edits.removed_calls:
                 gone = edits.removed_calls[i]
-                blocks = [
-                    b for b in content
-                    if not (isinstance(b, Mapping) and b.get("type") == "tool_use" and b.get("id") in gone)
-                ]  # fmt: skip
+                blocks = [b for b in content if not _is_call_in(b, gone)]
                 new_message = {**message, "content": blocks} if blocks else None
             elif touched:
                 blocks = []
@@ -418,7 +435,10 @@ class AnthropicMessages:
                     if (i, j) in edits.removed:
                         continue
                     if (i, j) in edits.appends:
-                        block = {**block, "content": append_text(block.get("content", ""), edits.appends[(i, j)])}
+                        block = {
+                            **block,
+                            "content": append_text(block.get("content", ""), edits.appends[(i, j)]),
+                        }
                     blocks.append(block)
                     block_inserts.extend(inserts.get((i, j), ()))
                 if (i, -1) in edits.appends:
@@ -433,6 +453,10 @@ class AnthropicMessages:
                 out.extend({"role": "user", "content": t} for t in inserts.get(loc, ()))
         out.extend({"role": "user", "content": t} for t in inserts.get(None, ()))
         return _rebuilt(messages, start, out)
+
+
+def _is_call_in(block: Any, ids: set[str]) -> bool:
+    return isinstance(block, Mapping) and block.get("type") == "tool_use" and block.get("id") in ids
 
 
 CODECS: Mapping[str, Codec] = {

@@ -194,9 +194,7 @@ def _plan(view: View, form: Form, failures: list[_Failure]) -> Edits:
     edits.removed_calls[assistant.loc] = gone_ids
     edits.removed.update(f.entry.loc for f in failures)
     assistant_stays = assistant.has_content or any(c.id not in gone_ids for c in assistant.calls)
-    remaining = [
-        e for e in view.tail[1:] if e.loc not in edits.removed
-    ]
+    remaining = [e for e in view.tail[1:] if e.loc not in edits.removed]
     if remaining:
         last: Entry | None = remaining[-1]
     elif assistant_stays:

@@ -28,7 +28,8 @@ GUIDANCE: Mapping[Kind, str] = {
         "call the tool again with the corrected value."
     ),
     Kind.UNRECOVERABLE: (
-        "This cannot be fixed by retrying or by changing the arguments. Tell the user what happened."
+        "This cannot be fixed by retrying or by changing the arguments. "
+        "Tell the user what happened."
     ),
 }
 

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-class Kind(str, enum.Enum):
+class Kind(enum.StrEnum):
     """What a failure means for the next action (paper, Table 1)."""
 
     TRANSIENT = "transient"
@@ -28,11 +28,8 @@ class Kind(str, enum.Enum):
     UNRECOVERABLE = "unrecoverable"
     AMBIGUOUS = "ambiguous"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Form(str, enum.Enum):
+class Form(enum.StrEnum):
     """How a failure is delivered to the model at the decision step."""
 
     OFF = "off"
@@ -40,9 +37,6 @@ class Form(str, enum.Enum):
     C2 = "c2"
     C3 = "c3"
     C4 = "c4"
-
-    def __str__(self) -> str:
-        return self.value
 
     @classmethod
     def parse(cls, value: str | Form) -> Form:
@@ -55,7 +49,7 @@ class Form(str, enum.Enum):
         return cls(text)
 
 
-class Source(str, enum.Enum):
+class Source(enum.StrEnum):
     """Which evidence decided that a result is a failure."""
 
     FLAG = "flag"
@@ -63,9 +57,6 @@ class Source(str, enum.Enum):
     GENERIC = "generic"
     EXCEPTION = "exception"
     CONTRACT = "contract"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +108,6 @@ class Report:
 
     def header(self) -> str:
         """A compact one-line summary for an HTTP header or a log line."""
-        parts = [
-            f"{d.index}:{d.tool_name or '?'}:{d.kind.value}:{d.rule}" for d in self.detections
-        ]
+        parts = [f"{d.index}:{d.tool_name or '?'}:{d.kind.value}:{d.rule}" for d in self.detections]
         failed = ",".join(parts) if parts else "none"
         return f"failed={failed}; form={self.form.value}; changed={str(self.changed).lower()}"
