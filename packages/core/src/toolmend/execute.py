@@ -1,0 +1,367 @@
+"""Run one logical tool call under a retry policy and return its value or a failure.
+
+The loop mechanics (attempt numbering, waiting, sleeping) are tenacity's; every
+decision is :func:`toolmend.retry.decide`.  Cancellation and framework
+control-flow exceptions pass through untouched; everything else becomes a
+:class:`ToolFailure` value, so a failed tool never raises into the agent.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+import tenacity
+
+from .effects import Effect
+from .exceptions import ExceptionInfo, _type_names, classify_exception, describe_exception
+from .failure import ToolFailure, failure_from_exception
+from .loop import LoopGuard
+from .retry import (
+    AttemptRecord,
+    CallContext,
+    Decision,
+    RetryBudget,
+    RetryPolicy,
+    Stop,
+    asleep,
+    backoff,
+    budget_for,
+    decide,
+    now,
+    outcome_unknown,
+    sleep,
+)
+
+__all__ = ["CONTROL_FLOW", "aexecute", "execute", "passes_through"]
+
+T = TypeVar("T")
+Verify = Callable[[CallContext, BaseException], "Awaitable[bool | None] | bool | None"]
+
+logger = logging.getLogger("toolmend.retry")
+
+CONTROL_FLOW = frozenset(
+    {
+        "langgraph.GraphBubbleUp",
+        "agents.MaxTurnsExceeded",
+        "agents.InputGuardrailTripwireTriggered",
+        "agents.OutputGuardrailTripwireTriggered",
+        "agents.ToolInputGuardrailTripwireTriggered",
+        "agents.ToolOutputGuardrailTripwireTriggered",
+    }
+)
+"""Framework control-flow exceptions (``package.Class`` in the MRO) that always pass through."""
+
+
+def passes_through(exc: BaseException, passthrough: tuple[type[BaseException], ...] = ()) -> bool:
+    """Whether ``exc`` must propagate: not an ``Exception``, listed, or framework control flow."""
+    if not isinstance(exc, Exception):
+        return True
+    if passthrough and isinstance(exc, passthrough):
+        return True
+    return bool(_type_names(exc) & CONTROL_FLOW)
+
+
+class _Retry(Exception):
+    """Tells tenacity to run another attempt after ``delay`` seconds."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__(delay)
+        self.delay = delay
+
+
+def _wait(state: tenacity.RetryCallState) -> float:
+    outcome = state.outcome
+    exc = outcome.exception() if outcome is not None else None
+    return exc.delay if isinstance(exc, _Retry) else 0.0
+
+
+class _Call:
+    """The state of one logical call across its attempts."""
+
+    def __init__(
+        self,
+        *,
+        tool: str,
+        arguments: Mapping[str, Any] | None,
+        effect: Effect | str | None,
+        policy: RetryPolicy | None,
+        honours_key: bool,
+        passthrough: tuple[type[BaseException], ...],
+        key: str | None,
+        history: list[AttemptRecord] | None,
+    ) -> None:
+        self.sink = history
+        self.tool = str(tool)
+        self.arguments: Mapping[str, Any] = (
+            dict(arguments) if isinstance(arguments, Mapping) else {}
+        )
+        self.effect = Effect.parse(effect)
+        self.policy = policy if policy is not None else RetryPolicy()
+        self.budget: RetryBudget = self.policy.budget or budget_for(self.tool)
+        self.honours_key = honours_key
+        self.passthrough = tuple(passthrough)
+        self.key = key or uuid.uuid4().hex
+        self.started = now()
+        self.history: list[AttemptRecord] = []
+
+    def context(self, attempt: int) -> CallContext:
+        ctx = CallContext(self.tool, self.arguments, attempt, self.key)
+        self._hook(self.policy.on_attempt, ctx)
+        return ctx
+
+    def needs_verify(self, info: ExceptionInfo) -> bool:
+        return outcome_unknown(info, self.effect)
+
+    def step(
+        self, ctx: CallContext, exc: BaseException, info: ExceptionInfo, verified: bool | None
+    ) -> Decision:
+        """Decide after a failed attempt; takes a budget token when it retries."""
+        unknown = self.needs_verify(info) and verified is None
+        decision = decide(
+            info,
+            effect=self.effect,
+            attempt=ctx.attempt,
+            policy=self.policy,
+            honours_key=self.honours_key,
+            verified=verified,
+            elapsed=now() - self.started,
+            jitter=backoff(self.policy, ctx.attempt),
+        )
+        if decision.retry and not self.budget.acquire():
+            decision = Decision(False, stop=Stop.BUDGET)
+        self.history.append(
+            AttemptRecord(
+                attempt=ctx.attempt,
+                error=cap_line(describe_exception(exc)),
+                kind=info.kind,
+                reason=info.reason,
+                retry_after=info.retry_after,
+                before_dispatch=info.before_dispatch,
+                outcome_unknown=unknown,
+                delay=decision.delay,
+                stop=decision.stop,
+            )
+        )
+        logger.info(
+            "tool %s attempt %d failed: %s (kind=%s, reason=%s)%s",
+            self.tool,
+            ctx.attempt,
+            cap_line(describe_exception(exc)),
+            info.kind.value,
+            info.reason,
+            f"; retrying in {decision.delay:.3f}s" if decision.retry else f"; stop={decision.stop}",
+        )
+        if decision.retry and decision.delay is not None:
+            self._hook(self.policy.on_sleep, ctx, decision.delay)
+        return decision
+
+    def succeeded(self, value: Any, loop: LoopGuard | None) -> None:
+        """Account for a returned value; a returned ToolFailure (a guarded tool) is a failure."""
+        returned = value if isinstance(value, ToolFailure) else None
+        self.budget.settle(succeeded=returned is None, retries=len(self.history))
+        self._report()
+        if loop is not None:
+            _guarded(loop.after, self.tool, self.arguments, returned)
+
+    def _report(self) -> None:
+        if self.sink is not None:
+            self.sink.extend(self.history)
+
+    def failed(
+        self,
+        exc: BaseException,
+        info: ExceptionInfo,
+        decision: Decision,
+        verified: bool | None,
+        loop: LoopGuard | None,
+    ) -> ToolFailure:
+        attempts = len(self.history)
+        self.budget.settle(succeeded=False, retries=attempts - 1)
+        failure = failure_from_exception(
+            exc,
+            info,
+            tool=self.tool,
+            arguments=self.arguments,
+            attempts=attempts,
+            stop=decision.stop,
+            unknown=self.needs_verify(info) and verified is None,
+            history=tuple(self.history),
+        )
+        self._report()
+        if loop is not None:
+            _guarded(loop.after, self.tool, self.arguments, failure)
+        self._hook(self.policy.on_give_up, failure)
+        return failure
+
+    @staticmethod
+    def _hook(hook: Callable[..., Any] | None, *args: Any) -> None:
+        if hook is not None:
+            _guarded(hook, *args)
+
+
+def cap_line(text: str, limit: int = 300) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _guarded(fn: Callable[..., Any], *args: Any) -> Any:
+    """Call user or guard code that must not break the tool call; log what it raises."""
+    try:
+        return fn(*args)
+    except Exception:
+        logger.exception("toolmend hook %r raised; ignored", getattr(fn, "__name__", fn))
+        return None
+
+
+def _verify_sync(verify: Verify | None, ctx: CallContext, exc: BaseException) -> bool | None:
+    if verify is None:
+        return None
+    answer = _guarded(verify, ctx, exc)
+    if inspect.isawaitable(answer):
+        logger.warning("verify hook returned an awaitable in a sync call; treated as unknown")
+        close = getattr(answer, "close", None)
+        if callable(close):
+            close()
+        return None
+    return answer if isinstance(answer, bool) else None
+
+
+async def _verify_async(verify: Verify | None, ctx: CallContext, exc: BaseException) -> bool | None:
+    if verify is None:
+        return None
+    answer = _guarded(verify, ctx, exc)
+    if inspect.isawaitable(answer):
+        try:
+            answer = await answer
+        except Exception:
+            logger.exception("verify hook raised; outcome treated as unknown")
+            return None
+    return answer if isinstance(answer, bool) else None
+
+
+def _before(loop: LoopGuard | None, call: _Call) -> ToolFailure | None:
+    if loop is None:
+        return None
+    blocked = _guarded(loop.before, call.tool, call.arguments)
+    return blocked if isinstance(blocked, ToolFailure) else None
+
+
+def execute(
+    thunk: Callable[[CallContext], T],
+    *,
+    tool: str,
+    arguments: Mapping[str, Any] | None = None,
+    effect: Effect | str = "unknown",
+    policy: RetryPolicy | None = None,
+    loop: LoopGuard | None = None,
+    verify: Verify | None = None,
+    honours_key: bool = False,
+    passthrough: tuple[type[BaseException], ...] = (),
+    key: str | None = None,
+    history: list[AttemptRecord] | None = None,
+) -> T | ToolFailure:
+    """Run ``thunk`` (one attempt per call) until it succeeds or retrying stops.
+
+    Returns the thunk's value unchanged, or a :class:`ToolFailure`.  ``key``
+    fixes the idempotency key (e.g. derived from the framework's call id);
+    otherwise one is generated for this logical call.  ``history``, when given,
+    receives a record of every failed attempt, also when a retry then
+    succeeded, for the caller's report.
+    """
+    call = _Call(
+        tool=tool,
+        arguments=arguments,
+        effect=effect,
+        policy=policy,
+        honours_key=honours_key,
+        passthrough=passthrough,
+        key=key,
+        history=history,
+    )
+    blocked = _before(loop, call)
+    if blocked is not None:
+        return blocked
+    retrying = tenacity.Retrying(
+        retry=tenacity.retry_if_exception_type(_Retry),
+        wait=_wait,
+        stop=tenacity.stop_never,
+        sleep=sleep,
+        reraise=True,
+    )
+    for attempt in retrying:
+        with attempt:
+            ctx = call.context(attempt.retry_state.attempt_number)
+            try:
+                value = thunk(ctx)
+            except BaseException as exc:
+                if passes_through(exc, call.passthrough):
+                    raise
+                info = classify_exception(exc)
+                verified = _verify_sync(verify, ctx, exc) if call.needs_verify(info) else None
+                decision = call.step(ctx, exc, info, verified)
+                if decision.retry and decision.delay is not None:
+                    raise _Retry(decision.delay) from None
+                return call.failed(exc, info, decision, verified, loop)
+            call.succeeded(value, loop)
+            return value
+    raise AssertionError("unreachable: tenacity stops only by returning")  # pragma: no cover
+
+
+async def aexecute(
+    thunk: Callable[[CallContext], Awaitable[T]],
+    *,
+    tool: str,
+    arguments: Mapping[str, Any] | None = None,
+    effect: Effect | str = "unknown",
+    policy: RetryPolicy | None = None,
+    loop: LoopGuard | None = None,
+    verify: Verify | None = None,
+    honours_key: bool = False,
+    passthrough: tuple[type[BaseException], ...] = (),
+    key: str | None = None,
+    history: list[AttemptRecord] | None = None,
+) -> T | ToolFailure:
+    """The async twin of :func:`execute`; ``verify`` may be sync or async."""
+    call = _Call(
+        tool=tool,
+        arguments=arguments,
+        effect=effect,
+        policy=policy,
+        honours_key=honours_key,
+        passthrough=passthrough,
+        key=key,
+        history=history,
+    )
+    blocked = _before(loop, call)
+    if blocked is not None:
+        return blocked
+    retrying = tenacity.AsyncRetrying(
+        retry=tenacity.retry_if_exception_type(_Retry),
+        wait=_wait,
+        stop=tenacity.stop_never,
+        sleep=asleep,
+        reraise=True,
+    )
+    async for attempt in retrying:
+        with attempt:
+            ctx = call.context(attempt.retry_state.attempt_number)
+            try:
+                value = await thunk(ctx)
+            except BaseException as exc:
+                if passes_through(exc, call.passthrough):
+                    raise
+                info = classify_exception(exc)
+                verified = (
+                    await _verify_async(verify, ctx, exc) if call.needs_verify(info) else None
+                )
+                decision = call.step(ctx, exc, info, verified)
+                if decision.retry and decision.delay is not None:
+                    raise _Retry(decision.delay) from None
+                return call.failed(exc, info, decision, verified, loop)
+            call.succeeded(value, loop)
+            return value
+    raise AssertionError("unreachable: tenacity stops only by returning")  # pragma: no cover

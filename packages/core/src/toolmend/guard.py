@@ -1,0 +1,302 @@
+"""Make a plain tool function fail soft: validated, retried when safe, never raising.
+
+``@guard`` keeps a sync function sync and an async one async.  The wrapped
+function returns the original value on success and a :class:`ToolFailure`
+otherwise; only cancellation and framework control flow propagate.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import typing
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, ParamSpec, Protocol, TypeVar, cast, overload
+
+from pydantic import TypeAdapter, ValidationError
+
+from .effects import Effect
+from .execute import Verify, aexecute, execute
+from .failure import ToolFailure
+from .guidance import GUIDANCE, cap_error
+from .loop import LoopGuard
+from .model import Kind
+from .retry import CallContext, RetryPolicy
+
+__all__ = ["INVALID_ARGUMENTS", "guard"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+logger = logging.getLogger("toolmend.guard")
+
+INVALID_ARGUMENTS = "Tool '{tool}' was not run: invalid arguments. {details}"
+_DEFAULT_POLICY = RetryPolicy()
+_NO_RETRY = RetryPolicy.none()
+_SKIPPED = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _field_errors(name: str, error: ValidationError) -> list[str]:
+    found = []
+    for item in error.errors(include_url=False):
+        loc = ".".join(str(part) for part in (name, *item.get("loc", ())))
+        found.append(f"{loc}: {item.get('msg', 'invalid')} (got {_short(item.get('input'))})")
+    return found
+
+
+def _hints(fn: Callable[..., Any], signature: inspect.Signature) -> dict[str, Any]:
+    """Resolved parameter annotations; one that cannot be resolved is skipped, not fatal."""
+    try:
+        return typing.get_type_hints(fn, include_extras=True)
+    except Exception:
+        pass
+    namespace = dict(getattr(fn, "__globals__", {}))
+    code = getattr(fn, "__code__", None)
+    for name, cell in zip(getattr(code, "co_freevars", ()), fn.__closure__ or (), strict=False):
+        try:
+            namespace[name] = cell.cell_contents
+        except ValueError:
+            continue
+    hints: dict[str, Any] = {}
+    for name, parameter in signature.parameters.items():
+        annotation = parameter.annotation
+        if annotation is inspect.Parameter.empty:
+            continue
+        if isinstance(annotation, str):
+            try:
+                annotation = eval(annotation, namespace)
+            except Exception:
+                continue
+        hints[name] = annotation
+    return hints
+
+
+class _Arguments:
+    """Binds and validates a call against the function's signature with pydantic."""
+
+    def __init__(self, fn: Callable[..., Any], key_param: str | None) -> None:
+        self.signature = inspect.signature(fn)
+        self.key_param = key_param
+        hints = _hints(fn, self.signature)
+        self.adapters: dict[str, TypeAdapter[Any]] = {}
+        for name, parameter in self.signature.parameters.items():
+            if name == key_param or parameter.kind in _SKIPPED or name not in hints:
+                continue
+            try:
+                self.adapters[name] = TypeAdapter(hints[name])
+            except Exception:
+                logger.debug("no validator for parameter %s of %r", name, fn)
+
+    def public_signature(self) -> inspect.Signature:
+        """The signature without the idempotency-key parameter, which the runtime fills."""
+        return self.signature.replace(
+            parameters=[p for n, p in self.signature.parameters.items() if n != self.key_param]
+        )
+
+    def shown(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """The call's arguments by name, for reports and the loop guard."""
+        try:
+            bound = self.signature.bind_partial(*args, **kwargs)
+        except TypeError:
+            shown = dict(kwargs)
+            if args:
+                shown["args"] = list(args)
+            return shown
+        shown = {}
+        for name, value in bound.arguments.items():
+            if name in (self.key_param, "self", "cls"):
+                continue
+            parameter = self.signature.parameters[name]
+            if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+                shown.update(value)
+            else:
+                shown[name] = value
+        return shown
+
+    def bind(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[inspect.BoundArguments, None] | tuple[None, str]:
+        """Validated arguments (pydantic-coerced values), or the text naming what is wrong."""
+        if self.key_param is not None:
+            kwargs = {**kwargs, self.key_param: ""}
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            return None, str(exc)
+        errors: list[str] = []
+        for name, adapter in self.adapters.items():
+            if name not in bound.arguments:
+                continue
+            try:
+                bound.arguments[name] = adapter.validate_python(bound.arguments[name])
+            except ValidationError as exc:
+                errors.extend(_field_errors(name, exc))
+            except Exception:
+                logger.debug("validator for %s raised; value passed unchanged", name)
+        if errors:
+            return None, "; ".join(errors)
+        return bound, None
+
+    def call_args(
+        self, bound: inspect.BoundArguments, ctx: CallContext
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        if self.key_param is not None:
+            bound.arguments[self.key_param] = ctx.idempotency_key
+        return bound.args, bound.kwargs
+
+
+def _invalid(tool: str, shown: dict[str, Any], details: str, loop: LoopGuard | None) -> ToolFailure:
+    if loop is not None:
+        blocked = loop.before(tool, shown)
+        if blocked is not None:
+            return blocked
+    failure = ToolFailure(
+        tool=tool,
+        arguments=shown,
+        kind=Kind.FIXABLE,
+        attempts=0,
+        cause=cap_error(INVALID_ARGUMENTS.format(tool=tool, details=details)),
+        guidance=GUIDANCE[Kind.FIXABLE],
+        rule="invalid-arguments",
+        reason="argument validation",
+    )
+    logger.info("tool %s not run: invalid arguments: %s", tool, details)
+    if loop is not None:
+        loop.after(tool, shown, failure)
+    return failure
+
+
+class _Decorator(Protocol):
+    @overload
+    def __call__(
+        self, fn: Callable[P, Awaitable[T]]
+    ) -> Callable[P, Awaitable[T | ToolFailure]]: ...
+    @overload
+    def __call__(self, fn: Callable[P, T]) -> Callable[P, T | ToolFailure]: ...
+
+
+@overload
+def guard(
+    fn: Callable[P, Awaitable[T]],
+    *,
+    effect: Effect | str = ...,
+    retry: RetryPolicy | None = ...,
+    loop: LoopGuard | None = ...,
+    verify: Verify | None = ...,
+    idempotency_key: str | None = ...,
+    passthrough: tuple[type[BaseException], ...] = ...,
+    name: str | None = ...,
+) -> Callable[P, Awaitable[T | ToolFailure]]: ...
+@overload
+def guard(
+    fn: Callable[P, T],
+    *,
+    effect: Effect | str = ...,
+    retry: RetryPolicy | None = ...,
+    loop: LoopGuard | None = ...,
+    verify: Verify | None = ...,
+    idempotency_key: str | None = ...,
+    passthrough: tuple[type[BaseException], ...] = ...,
+    name: str | None = ...,
+) -> Callable[P, T | ToolFailure]: ...
+@overload
+def guard(
+    fn: None = None,
+    *,
+    effect: Effect | str = ...,
+    retry: RetryPolicy | None = ...,
+    loop: LoopGuard | None = ...,
+    verify: Verify | None = ...,
+    idempotency_key: str | None = ...,
+    passthrough: tuple[type[BaseException], ...] = ...,
+    name: str | None = ...,
+) -> _Decorator: ...
+def guard(
+    fn: Callable[..., Any] | None = None,
+    *,
+    effect: Effect | str = Effect.UNKNOWN,
+    retry: RetryPolicy | None = _DEFAULT_POLICY,
+    loop: LoopGuard | None = None,
+    verify: Verify | None = None,
+    idempotency_key: str | None = None,
+    passthrough: tuple[type[BaseException], ...] = (),
+    name: str | None = None,
+) -> Any:
+    """Wrap a sync or async tool function so that it fails soft.
+
+    ``effect`` is the tool's declared effect (undeclared = write).  ``retry=None``
+    disables automatic retries.  ``idempotency_key`` names the function's
+    parameter that receives the per-call key (the same on every attempt); the
+    tool is then taken to honour it, and the parameter is hidden from the
+    public signature.  Use bare (``@guard``) or with arguments.
+    """
+    if fn is None:
+        return functools.partial(
+            guard,
+            effect=effect,
+            retry=retry,
+            loop=loop,
+            verify=verify,
+            idempotency_key=idempotency_key,
+            passthrough=passthrough,
+            name=name,
+        )
+    tool = name or getattr(fn, "__name__", None) or "tool"
+    policy = retry if retry is not None else _NO_RETRY
+    arguments = _Arguments(fn, idempotency_key)
+    if idempotency_key is not None and idempotency_key not in arguments.signature.parameters:
+        raise TypeError(f"{tool} has no parameter {idempotency_key!r} for the idempotency key")
+    options: dict[str, Any] = {
+        "tool": tool,
+        "effect": effect,
+        "policy": policy,
+        "loop": loop,
+        "verify": verify,
+        "honours_key": idempotency_key is not None,
+        "passthrough": tuple(passthrough),
+    }
+
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            shown = arguments.shown(args, kwargs)
+            bound, problem = arguments.bind(args, kwargs)
+            if bound is None:
+                return _invalid(tool, shown, problem or "", loop)
+
+            async def attempt(ctx: CallContext) -> Any:
+                call_args, call_kwargs = arguments.call_args(bound, ctx)
+                return await fn(*call_args, **call_kwargs)
+
+            return await aexecute(attempt, arguments=shown, **options)
+
+        wrapper: Callable[..., Any] = async_wrapper
+    else:
+
+        @functools.wraps(fn)
+        def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
+            shown = arguments.shown(args, kwargs)
+            bound, problem = arguments.bind(args, kwargs)
+            if bound is None:
+                return _invalid(tool, shown, problem or "", loop)
+
+            def attempt(ctx: CallContext) -> Any:
+                call_args, call_kwargs = arguments.call_args(bound, ctx)
+                return fn(*call_args, **call_kwargs)
+
+            return execute(attempt, arguments=shown, **options)
+
+        wrapper = sync_wrapper
+    if idempotency_key is not None:
+        wrapper.__signature__ = arguments.public_signature()  # type: ignore[attr-defined]
+        annotations = dict(getattr(fn, "__annotations__", {}))
+        annotations.pop(idempotency_key, None)
+        wrapper.__annotations__ = annotations
+    return cast(Any, wrapper)

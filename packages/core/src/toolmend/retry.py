@@ -1,0 +1,350 @@
+"""When to repeat a failed call, how long to wait, and when to stop.
+
+The decision is a pure function of the failure, the tool's declared effect and
+the time and attempts used; the loop that applies it lives in ``execute``.  A
+retry must be both useful (the failure is transient) and safe (repeating cannot
+duplicate a side effect); a shared per-tool budget keeps a sustained outage
+from turning every call into several.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .effects import Effect
+from .exceptions import ExceptionInfo
+from .model import Kind
+
+if TYPE_CHECKING:
+    from .failure import ToolFailure
+
+__all__ = [
+    "AttemptRecord",
+    "CallContext",
+    "Decision",
+    "RetryBudget",
+    "RetryPolicy",
+    "SleepLog",
+    "Stop",
+    "backoff",
+    "budget_for",
+    "decide",
+    "outcome_unknown",
+    "reset_budgets",
+    "testing",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """One attempt of one logical call, as the tool's thunk sees it.
+
+    ``idempotency_key`` is generated once per logical call and is the same on
+    every attempt, so a tool that forwards it lets the server deduplicate.
+    """
+
+    tool: str
+    arguments: Mapping[str, Any]
+    attempt: int
+    idempotency_key: str
+
+
+class Stop(enum.StrEnum):
+    """Why no further automatic attempt was made."""
+
+    KIND = "kind"
+    """Not a transient failure: repeating it cannot help."""
+    UNSAFE = "unsafe"
+    """Transient, but repeating could duplicate a side effect."""
+    LANDED = "landed"
+    """The verify hook found that the failed attempt took effect."""
+    ATTEMPTS = "attempts"
+    DEADLINE = "deadline"
+    BUDGET = "budget"
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptRecord:
+    """One failed attempt and what was decided after it, for reports and hooks."""
+
+    attempt: int
+    error: str
+    kind: Kind
+    reason: str
+    retry_after: float | None
+    before_dispatch: bool
+    outcome_unknown: bool
+    delay: float | None
+    """Seconds slept before the next attempt; ``None`` when none followed."""
+    stop: Stop | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "attempt": self.attempt,
+            "error": self.error,
+            "kind": self.kind.value,
+            "reason": self.reason,
+            "retry_after": self.retry_after,
+            "before_dispatch": self.before_dispatch,
+            "outcome_unknown": self.outcome_unknown,
+            "delay": self.delay,
+            "stop": self.stop.value if self.stop is not None else None,
+        }
+
+
+class RetryBudget:
+    """A per-tool token bucket shared by every call of that tool.
+
+    Each retry takes a token; each logical call adds ``per_call`` tokens, and a
+    call that succeeded after retrying gives its tokens back, since those
+    retries paid off.  So retries are free while they work, and during a
+    sustained outage they stop after ``capacity`` plus ``per_call`` per call.
+    """
+
+    def __init__(self, capacity: float = 10.0, per_call: float = 0.1) -> None:
+        if capacity < 0 or per_call < 0:
+            raise ValueError("capacity and per_call must be >= 0")
+        self.capacity = float(capacity)
+        self.per_call = float(per_call)
+        self._tokens = float(capacity)
+        self._lock = threading.Lock()
+
+    @property
+    def available(self) -> float:
+        with self._lock:
+            return self._tokens
+
+    def acquire(self) -> bool:
+        """Take one token for a retry; ``False`` when the budget is spent."""
+        with self._lock:
+            if self._tokens < 1.0:
+                return False
+            self._tokens -= 1.0
+            return True
+
+    def settle(self, *, succeeded: bool, retries: int) -> None:
+        """Account for one finished logical call that used ``retries`` retries."""
+        with self._lock:
+            refund = float(retries) if succeeded else 0.0
+            self._tokens = min(self.capacity, self._tokens + self.per_call + refund)
+
+    def __repr__(self) -> str:
+        return f"RetryBudget(capacity={self.capacity}, per_call={self.per_call})"
+
+
+_budgets_lock = threading.Lock()
+
+
+def budget_for(tool: str) -> RetryBudget:
+    """The process-wide budget of a tool, used when a policy names none.
+
+    Inside :func:`testing` the registry is a fresh one, so tests that share
+    tool names cannot drain each other's budgets.
+    """
+    with _budgets_lock:
+        budgets = _state.budgets
+        budget = budgets.get(tool)
+        if budget is None:
+            budget = budgets[tool] = RetryBudget()
+        return budget
+
+
+def reset_budgets() -> None:
+    """Forget every budget of the current registry (tests, or after an outage is over)."""
+    with _budgets_lock:
+        _state.budgets.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How many attempts, how long to wait between them, and for how long at most.
+
+    The wait before retry *n* is full-jitter exponential backoff,
+    ``uniform(0, min(cap, base * 2**(n-1)))``, unless the failure named a
+    Retry-After, which is honoured exactly.  A wait that would not fit in
+    what is left of ``deadline`` (or exceed ``max_wait`` when there is no
+    deadline) is not slept: the call stops and reports the hint instead.
+    """
+
+    attempts: int = 3
+    base: float = 0.5
+    cap: float = 8.0
+    deadline: float | None = 30.0
+    budget: RetryBudget | None = None
+    on_attempt: Callable[[CallContext], None] | None = None
+    on_sleep: Callable[[CallContext, float], None] | None = None
+    on_give_up: Callable[[ToolFailure], None] | None = None
+    retry_before_dispatch: bool = True
+    """Retry failures that demonstrably never left the client, whatever the effect."""
+    max_wait: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError("attempts must be >= 1")
+        if self.base < 0 or self.cap < 0 or self.max_wait < 0:
+            raise ValueError("base, cap and max_wait must be >= 0")
+        if self.deadline is not None and self.deadline < 0:
+            raise ValueError("deadline must be >= 0 or None")
+
+    @classmethod
+    def none(cls) -> RetryPolicy:
+        """One attempt, no automatic retry."""
+        return cls(attempts=1)
+
+
+@dataclass(slots=True)
+class SleepLog:
+    """Sleeps requested while the testing switch was on, in seconds."""
+
+    sleeps: list[float] = field(default_factory=list)
+
+    @property
+    def total(self) -> float:
+        return sum(self.sleeps)
+
+
+class _Testing:
+    def __init__(self) -> None:
+        self.log: SleepLog | None = None
+        self.rng = random.Random()
+        self.budgets: dict[str, RetryBudget] = {}
+        self.lock = threading.Lock()
+
+
+_state = _Testing()
+
+
+@contextmanager
+def testing(enabled: bool = True, *, seed: int | None = None) -> Iterator[SleepLog]:  # noqa: PT028
+    """Record sleeps instead of sleeping, and make time virtual, for tests and benchmarks.
+
+    While enabled, a retry's wait is appended to the yielded log and the clock
+    that the deadline reads is the sum of the recorded sleeps, so deadline
+    behaviour is exact and instant.  The per-tool budgets start fresh inside
+    the block and are restored after it.  ``seed`` makes the jitter
+    reproducible.  Process-wide, like ``stamina.set_testing``.
+    """
+    log = SleepLog()
+    with _state.lock, _budgets_lock:
+        previous = (_state.log, _state.rng, _state.budgets)
+        _state.log = log if enabled else None
+        if seed is not None:
+            _state.rng = random.Random(seed)
+        if enabled:
+            _state.budgets = {}
+    try:
+        yield log
+    finally:
+        with _state.lock, _budgets_lock:
+            _state.log, _state.rng, _state.budgets = previous
+
+
+testing.__test__ = False  # type: ignore[attr-defined]  # not a test for pytest to collect
+
+
+def now() -> float:
+    """Monotonic seconds; virtual (the recorded sleeps) under :func:`testing`."""
+    log = _state.log
+    return log.total if log is not None else time.monotonic()
+
+
+def sleep(seconds: float) -> None:
+    """Sleep, or record the sleep under :func:`testing`."""
+    log = _state.log
+    if log is not None:
+        log.sleeps.append(seconds)
+    elif seconds > 0:
+        time.sleep(seconds)
+
+
+async def asleep(seconds: float) -> None:
+    """The async twin of :func:`sleep`; always yields to the event loop."""
+    import asyncio
+
+    log = _state.log
+    if log is not None:
+        log.sleeps.append(seconds)
+        await asyncio.sleep(0)
+    else:
+        await asyncio.sleep(max(0.0, seconds))
+
+
+def backoff(policy: RetryPolicy, retry: int) -> float:
+    """Full-jitter exponential backoff before retry number ``retry`` (1-based)."""
+    ceiling = min(policy.cap, policy.base * (2.0 ** max(0, retry - 1)))
+    return _state.rng.uniform(0.0, ceiling) if ceiling > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Retry after ``delay`` seconds, or stop for ``stop``."""
+
+    retry: bool
+    delay: float | None = None
+    stop: Stop | None = None
+
+
+# A response with one of these statuses means the request was refused, not applied.
+def _rejected(status: int | None) -> bool:
+    return status is not None and (400 <= status < 500 or status == 503)
+
+
+def outcome_unknown(info: ExceptionInfo, effect: Effect) -> bool:
+    """Whether a failed call of a non-repeatable tool may nevertheless have taken effect.
+
+    Known not to have landed: never dispatched, refused with a 4xx or 503, or
+    a failure whose kind says the input or the permissions were rejected.
+    """
+    if effect.repeatable or info.before_dispatch or _rejected(info.status):
+        return False
+    return info.kind in (Kind.TRANSIENT, Kind.AMBIGUOUS)
+
+
+def decide(
+    info: ExceptionInfo,
+    *,
+    effect: Effect,
+    attempt: int,
+    policy: RetryPolicy,
+    honours_key: bool,
+    verified: bool | None,
+    elapsed: float,
+    jitter: float,
+) -> Decision:
+    """Whether to retry after failed attempt number ``attempt``; pure.
+
+    ``verified`` is the verify hook's answer (``True`` landed, ``False`` did not
+    land, ``None`` unknown or not asked); ``jitter`` is the backoff drawn for
+    this retry, used when the failure gave no Retry-After.
+    """
+    if verified is True:
+        return Decision(False, stop=Stop.LANDED)
+    if info.kind is not Kind.TRANSIENT:
+        return Decision(False, stop=Stop.KIND)
+    safe = (
+        effect.repeatable
+        or honours_key
+        or verified is False
+        or (info.before_dispatch and policy.retry_before_dispatch)
+    )
+    if not safe:
+        return Decision(False, stop=Stop.UNSAFE)
+    if attempt >= policy.attempts:
+        return Decision(False, stop=Stop.ATTEMPTS)
+    delay = info.retry_after if info.retry_after is not None else jitter
+    if not math.isfinite(delay) or delay < 0:
+        delay = jitter
+    limit = policy.max_wait
+    if policy.deadline is not None:
+        limit = min(limit, policy.deadline - elapsed)
+    if delay > limit or limit <= 0:
+        return Decision(False, stop=Stop.DEADLINE)
+    return Decision(True, delay=delay)

@@ -1,0 +1,683 @@
+"""execute / aexecute: safe retries, exact texts, budget, deadline, hooks, pass-through."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from typing import Any
+
+import httpx
+import pytest
+from conftest import Loopback, Reply
+from langgraph.errors import GraphInterrupt
+
+from toolmend import (
+    CallContext,
+    Kind,
+    RetryBudget,
+    RetryPolicy,
+    Source,
+    ToolFailure,
+    Verdict,
+    aexecute,
+    execute,
+    testing,
+)
+from toolmend.retry import Stop, budget_for
+
+TRANSIENT = "This is a temporary failure. Retrying the same call is expected to succeed."
+FIXABLE = (
+    "This call cannot succeed as written. The error says what to change; "
+    "call the tool again with the corrected value."
+)
+UNRECOVERABLE = (
+    "This cannot be fixed by retrying or by changing the arguments. Tell the user what happened."
+)
+VERIFY_FIRST = (
+    "This call may already have taken effect. Check whether it did before calling it again."
+)
+LATER = "Continue with other steps and call it again later, or tell the user it is unavailable."
+
+
+def line_of(marker: str) -> int:
+    """The line of this file that carries ``marker`` (exactly one does)."""
+    with open(__file__) as source:
+        lines = [i for i, text in enumerate(source, 1) if text.rstrip().endswith(marker)]
+    assert len(lines) == 1
+    return lines[0]
+
+
+def here() -> int:
+    """The line number of the caller's next line."""
+    return sys._getframe(1).f_lineno + 1
+
+
+def post(url: str, ctx: CallContext, timeout: float = 5.0) -> Any:
+    response = httpx.post(
+        url, json={"amount": 5}, headers={"Idempotency-Key": ctx.idempotency_key}, timeout=timeout
+    )
+    response.raise_for_status()
+    return response.json()
+
+
+def get(url: str) -> Any:
+    response = httpx.get(url, timeout=5.0)
+    response.raise_for_status()
+    return response.json()
+
+
+POST_LINE = post.__code__.co_firstlineno + 1
+GET_RAISES = get.__code__.co_firstlineno + 2
+
+
+# -- writes: never duplicated --------------------------------------------------------
+
+
+def test_lost_reply_on_write_lands_once_and_says_verify_first(loopback: Loopback) -> None:
+    url = loopback.script("/pay", Reply(delay=0.3), Reply(200))
+    line = 0
+
+    def pay(ctx: CallContext) -> Any:
+        nonlocal line
+        line = here()
+        return post(url, ctx, timeout=0.05)
+
+    with testing() as log:
+        result = execute(pay, tool="pay", arguments={"amount": 5}, effect="write")
+
+    assert isinstance(result, ToolFailure)
+    assert len(loopback.hits("/pay")) == 1
+    assert log.sleeps == []
+    assert str(result) == (
+        "Tool 'pay' failed after 1 attempt with httpx.ReadTimeout: timed out\n"
+        f"Where: test_retry.py:{line} in pay > test_retry.py:{POST_LINE} in post\n" + VERIFY_FIRST
+    )
+    assert (result.kind, result.attempts, result.outcome_unknown, result.stop) == (
+        Kind.TRANSIENT,
+        1,
+        True,
+        Stop.UNSAFE,
+    )
+
+
+def test_unknown_effect_is_treated_as_write(loopback: Loopback) -> None:
+    url = loopback.script("/pay", Reply(delay=0.3))
+    with testing():
+        result = execute(lambda ctx: post(url, ctx, timeout=0.05), tool="pay")
+    assert isinstance(result, ToolFailure)
+    assert result.guidance == VERIFY_FIRST
+    assert len(loopback.hits("/pay")) == 1
+
+
+def test_write_with_honoured_key_retries_with_the_same_key(loopback: Loopback) -> None:
+    url = loopback.script("/pay", Reply(delay=0.3), Reply(200, body=b'{"charged": 5}'))
+    keys: list[str] = []
+
+    def pay(ctx: CallContext) -> Any:
+        keys.append(ctx.idempotency_key)
+        return post(url, ctx, timeout=0.05)
+
+    with testing():
+        result = execute(pay, tool="pay", effect="write", honours_key=True)
+
+    assert result == {"charged": 5}
+    sent = [seen.headers["idempotency-key"] for seen in loopback.hits("/pay")]
+    assert len(keys) == 2
+    assert sent == keys
+    assert keys[0] == keys[1]
+
+
+def test_explicit_key_is_used_on_every_attempt() -> None:
+    seen: list[tuple[int, str]] = []
+
+    def flaky(ctx: CallContext) -> str:
+        seen.append((ctx.attempt, ctx.idempotency_key))
+        if ctx.attempt < 3:
+            raise ConnectionResetError(104, "Connection reset by peer")
+        return "done"
+
+    with testing():
+        result = execute(flaky, tool="t", effect="write", honours_key=True, key="call-7")
+    assert result == "done"
+    assert seen == [(1, "call-7"), (2, "call-7"), (3, "call-7")]
+
+
+def _timeout_write(effects: list[int]) -> Any:
+    def pay(ctx: CallContext) -> str:
+        if ctx.attempt == 1:
+            raise TimeoutError("read timed out")  # RAISES
+        effects.append(ctx.attempt)
+        return "paid"
+
+    return pay
+
+
+def test_verify_false_makes_the_retry_safe() -> None:
+    effects: list[int] = []
+    asked: list[tuple[int, str]] = []
+
+    def verify(ctx: CallContext, exc: BaseException) -> bool | None:
+        asked.append((ctx.attempt, type(exc).__name__))
+        return False
+
+    with testing():
+        result = execute(_timeout_write(effects), tool="pay", effect="write", verify=verify)
+    assert result == "paid"
+    assert effects == [2]
+    assert asked == [(1, "TimeoutError")]
+
+
+def test_verify_true_reports_that_the_call_landed() -> None:
+    effects: list[int] = []
+    with testing():
+        result = execute(
+            _timeout_write(effects), tool="pay", effect="write", verify=lambda ctx, exc: True
+        )
+    assert isinstance(result, ToolFailure)
+    assert effects == []
+    assert str(result) == (
+        "Tool 'pay' failed after 1 attempt with TimeoutError: read timed out\n"
+        f"Where: test_retry.py:{line_of('# RAISES')} in pay\n"
+        "A check after the error found that this call did take effect. "
+        "Do not call it again for the same purpose."
+    )
+    assert (result.outcome_unknown, result.stop) == (False, Stop.LANDED)
+
+
+@pytest.mark.parametrize("answer", [None, "yes", RuntimeError("verify broke")])
+def test_verify_unknown_or_broken_withholds_retry(answer: Any) -> None:
+    def verify(ctx: CallContext, exc: BaseException) -> Any:
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    effects: list[int] = []
+    with testing():
+        result = execute(_timeout_write(effects), tool="pay", effect="write", verify=verify)
+    assert isinstance(result, ToolFailure)
+    assert effects == []
+    assert result.guidance == VERIFY_FIRST
+    assert result.outcome_unknown is True
+
+
+def test_write_refused_with_429_is_not_retried_but_may_be_repeated(loopback: Loopback) -> None:
+    url = loopback.script("/pay", Reply(429, {"Retry-After": "5"}))
+    with testing() as log:
+        result = execute(lambda ctx: post(url, ctx), tool="pay", effect="write")
+    assert isinstance(result, ToolFailure)
+    assert len(loopback.hits("/pay")) == 1
+    assert log.sleeps == []
+    assert result.outcome_unknown is False
+    assert (
+        result.guidance == TRANSIENT + " The service asked for a wait of 5 seconds before a retry."
+    )
+
+
+def test_write_that_was_never_dispatched_is_retried(loopback: Loopback, closed_port: str) -> None:
+    ok = loopback.script("/pay", Reply(200, body=b'{"charged": 5}'))
+
+    def pay(ctx: CallContext) -> Any:
+        return post(closed_port + "/pay" if ctx.attempt == 1 else ok, ctx)
+
+    with testing() as log:
+        result = execute(pay, tool="pay", effect="write")
+    assert result == {"charged": 5}
+    assert len(loopback.hits("/pay")) == 1
+    assert len(log.sleeps) == 1
+
+
+def test_before_dispatch_retry_can_be_switched_off(closed_port: str) -> None:
+    policy = RetryPolicy(retry_before_dispatch=False)
+    with testing():
+        result = execute(
+            lambda ctx: post(closed_port, ctx), tool="pay", effect="write", policy=policy
+        )
+    assert isinstance(result, ToolFailure)
+    assert result.attempts == 1
+    assert result.outcome_unknown is False
+    assert result.guidance == TRANSIENT
+
+
+def test_ambiguous_write_failure_may_have_landed() -> None:
+    def tool(ctx: CallContext) -> None:
+        raise KeyError("receipt")
+
+    result = execute(tool, tool="pay", effect="write")
+    assert isinstance(result, ToolFailure)
+    assert result.guidance == VERIFY_FIRST
+
+
+# -- reads: recovered, bounded ---------------------------------------------------------
+
+
+def test_read_recovers_from_503s(loopback: Loopback) -> None:
+    url = loopback.script("/q", Reply(503), Reply(503), Reply(200, body=b'{"rows": 3}'))
+    with testing(seed=1) as log:
+        result = execute(lambda ctx: get(url), tool="search", effect="read_only")
+    assert result == {"rows": 3}
+    assert len(loopback.hits("/q")) == 3
+    assert len(log.sleeps) == 2
+    assert 0 <= log.sleeps[0] <= 0.5
+    assert 0 <= log.sleeps[1] <= 1.0
+
+
+def test_retry_after_seconds_is_honoured(loopback: Loopback) -> None:
+    url = loopback.script("/q", Reply(429, {"Retry-After": "5"}), Reply(200))
+    with testing() as log:
+        result = execute(lambda ctx: get(url), tool="search", effect="read_only")
+    assert result == {"ok": True}
+    assert log.sleeps == [5.0]
+
+
+def test_retry_after_http_date_is_honoured(loopback: Loopback) -> None:
+    from datetime import UTC, datetime
+    from email.utils import format_datetime
+
+    when = datetime.fromtimestamp(datetime.now(UTC).timestamp() + 20, UTC)
+    url = loopback.script(
+        "/q", Reply(503, {"Retry-After": format_datetime(when, usegmt=True)}), Reply(200)
+    )
+    with testing() as log:
+        result = execute(lambda ctx: get(url), tool="search", effect="read_only")
+    assert result == {"ok": True}
+    assert len(log.sleeps) == 1
+    assert 10 < log.sleeps[0] <= 20
+
+
+def test_retry_after_beyond_the_deadline_stops_and_reports(loopback: Loopback) -> None:
+    url = loopback.script("/q", Reply(503, {"Retry-After": "60"}))
+    with testing() as log:
+        result = execute(lambda ctx: get(url), tool="search", effect="read_only")
+    assert isinstance(result, ToolFailure)
+    assert log.sleeps == []
+    assert (result.attempts, result.retry_after, result.stop) == (1, 60.0, Stop.DEADLINE)
+    assert result.guidance == (
+        "The service asked for a wait of 60 seconds before a retry, "
+        "longer than the time left for this call. " + LATER
+    )
+
+
+def test_deadline_counts_the_waits_already_made() -> None:
+    def tool(ctx: CallContext) -> None:
+        raise ValueError("Service Unavailable, retry after 0.4s")
+
+    with testing() as log:
+        result = execute(tool, tool="t", effect="read_only", policy=RetryPolicy(
+            attempts=10, deadline=1.0
+        ))  # fmt: skip
+    assert isinstance(result, ToolFailure)
+    assert log.sleeps == [0.4, 0.4]
+    assert (result.attempts, result.stop) == (3, Stop.DEADLINE)
+    assert result.guidance == (
+        "The service asked for a wait of 0.4 seconds before a retry, "
+        "longer than the time left for this call. " + LATER
+    )
+
+
+def test_deadline_spent_without_a_hint() -> None:
+    def tool(ctx: CallContext) -> None:
+        raise TimeoutError("read timed out")
+
+    result = execute(tool, tool="t", effect="read_only", policy=RetryPolicy(deadline=0))
+    assert isinstance(result, ToolFailure)
+    assert result.guidance == "The time allowed for this call ran out after 1 attempt. " + LATER
+
+
+def test_attempts_exhausted(loopback: Loopback) -> None:
+    url = loopback.script("/q", Reply(503))
+    with testing() as log:
+        result = execute(lambda ctx: get(url), tool="search", effect="read_only")  # EXHAUST
+    assert isinstance(result, ToolFailure)
+    assert len(loopback.hits("/q")) == 3
+    assert len(log.sleeps) == 2
+    assert str(result) == (
+        "Tool 'search' failed after 3 attempts with httpx.HTTPStatusError: "
+        f"Server error '503 Service Unavailable' for url '{url}'\n"
+        f"Where: test_retry.py:{line_of('# EXHAUST')} in <lambda> > "
+        f"test_retry.py:{GET_RAISES} in get\n"
+        "All 3 attempts failed with a temporary error, so retrying now is unlikely to help. "
+        + LATER
+    )
+    assert [r.stop for r in result.history] == [None, None, Stop.ATTEMPTS]
+
+
+def test_single_attempt_policy_leaves_the_retry_to_the_model(loopback: Loopback) -> None:
+    url = loopback.script("/q", Reply(503))
+    result = execute(
+        lambda ctx: get(url), tool="search", effect="read_only", policy=RetryPolicy.none()
+    )
+    assert isinstance(result, ToolFailure)
+    assert result.guidance == TRANSIENT
+
+
+@pytest.mark.parametrize(
+    ("status", "kind", "guidance"),
+    [(403, Kind.UNRECOVERABLE, UNRECOVERABLE), (422, Kind.FIXABLE, FIXABLE)],
+)
+def test_permanent_faults_are_not_retried(
+    loopback: Loopback, status: int, kind: Kind, guidance: str
+) -> None:
+    url = loopback.script("/q", Reply(status))
+    with testing() as log:
+        result = execute(lambda ctx: get(url), tool="search", effect="read_only")
+    assert isinstance(result, ToolFailure)
+    assert len(loopback.hits("/q")) == 1
+    assert log.sleeps == []
+    assert (result.kind, result.attempts, result.guidance) == (kind, 1, guidance)
+
+
+def test_ambiguous_read_failure_gets_no_guidance() -> None:
+    def tool(ctx: CallContext) -> None:
+        raise KeyError("customer_id")
+
+    result = execute(tool, tool="lookup", effect="read_only")
+    assert isinstance(result, ToolFailure)
+    assert result.guidance is None
+    assert str(result) == result.cause
+    assert result.cause.startswith("Tool 'lookup' failed after 1 attempt with KeyError: ")
+
+
+# -- the shared budget --------------------------------------------------------------------
+
+
+def test_budget_stops_retries_across_calls(loopback: Loopback) -> None:
+    url = loopback.script("/q", Reply(503))
+    budget = RetryBudget(capacity=2, per_call=0)
+    policy = RetryPolicy(budget=budget)
+    with testing():
+        first = execute(lambda ctx: get(url), tool="search", effect="read_only", policy=policy)
+        second = execute(lambda ctx: get(url), tool="search", effect="read_only", policy=policy)
+    assert isinstance(first, ToolFailure)
+    assert isinstance(second, ToolFailure)
+    assert (first.attempts, second.attempts) == (3, 1)
+    assert second.stop is Stop.BUDGET
+    assert second.guidance == (
+        "Automatic retries of search are paused because its recent calls keep failing. " + LATER
+    )
+
+
+def test_retries_that_pay_off_are_refunded() -> None:
+    budget = RetryBudget(capacity=1, per_call=0)
+
+    def flaky(ctx: CallContext) -> str:
+        if ctx.attempt == 1:
+            raise TimeoutError("timed out")
+        return "ok"
+
+    with testing():
+        for _ in range(5):
+            assert (
+                execute(flaky, tool="t", effect="read_only", policy=RetryPolicy(budget=budget))
+                == "ok"
+            )
+    assert budget.available == 1.0
+
+
+def test_sustained_outage_is_bounded_by_the_default_budget() -> None:
+    attempts = 0
+
+    def down(ctx: CallContext) -> None:
+        nonlocal attempts
+        attempts += 1
+        raise ConnectionResetError(104, "Connection reset by peer")
+
+    with testing():
+        for _ in range(100):
+            execute(down, tool="inventory", effect="read_only")
+        assert budget_for("inventory").available < 1.0
+    assert attempts == 119
+    assert budget_for("inventory").available == 10.0
+
+
+# -- hooks, logging, pass-through -----------------------------------------------------------
+
+
+def test_hooks_are_called_and_cannot_break_the_call() -> None:
+    events: list[Any] = []
+
+    def on_attempt(ctx: CallContext) -> None:
+        events.append(("attempt", ctx.attempt))
+        raise RuntimeError("hook bug")
+
+    policy = RetryPolicy(
+        on_attempt=on_attempt,
+        on_sleep=lambda ctx, delay: events.append(("sleep", ctx.attempt, delay)),
+        on_give_up=lambda failure: events.append(("give_up", failure.attempts)),
+    )
+
+    def tool(ctx: CallContext) -> None:
+        raise ValueError("Too Many Requests, retry in 2s")
+
+    with testing():
+        result = execute(tool, tool="t", effect="read_only", policy=policy)
+    assert isinstance(result, ToolFailure)
+    assert events == [
+        ("attempt", 1),
+        ("sleep", 1, 2.0),
+        ("attempt", 2),
+        ("sleep", 2, 2.0),
+        ("attempt", 3),
+        ("give_up", 3),
+    ]
+
+
+def test_logging(caplog: pytest.LogCaptureFixture) -> None:
+    def tool(ctx: CallContext) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    with caplog.at_level(logging.INFO, logger="toolmend"):
+        execute(tool, tool="t", effect="read_only")
+    messages = [(r.name, r.getMessage()) for r in caplog.records]
+    assert messages == [
+        (
+            "toolmend.retry",
+            "tool t attempt 1 failed: PermissionError: [Errno 13] Permission denied "
+            "(kind=unrecoverable, reason=errno EACCES); stop=kind",
+        ),
+        (
+            "toolmend.retry",
+            "tool t failed: kind=unrecoverable reason=errno EACCES attempts=1 stop=kind "
+            "outcome_unknown=False",
+        ),
+    ]
+    assert caplog.records[-1].exc_info is not None
+
+
+class Interrupt(Exception):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("exc", "passthrough"),
+    [
+        (KeyboardInterrupt(), ()),
+        (SystemExit(1), ()),
+        (GraphInterrupt(()), ()),
+        (Interrupt("stop"), (Interrupt,)),
+    ],
+)
+def test_control_flow_passes_through(exc: BaseException, passthrough: Any) -> None:
+    calls = 0
+
+    def tool(ctx: CallContext) -> None:
+        nonlocal calls
+        calls += 1
+        raise exc
+
+    with pytest.raises(type(exc)) as raised:
+        execute(tool, tool="t", effect="read_only", passthrough=passthrough)
+    assert raised.value is exc
+    assert calls == 1
+
+
+async def test_cancellation_passes_through_async() -> None:
+    calls = 0
+
+    async def tool(ctx: CallContext) -> None:
+        nonlocal calls
+        calls += 1
+        raise asyncio.CancelledError()
+
+    with pytest.raises(asyncio.CancelledError):
+        await aexecute(tool, tool="t", effect="read_only")
+    assert calls == 1
+
+
+async def test_cancelling_a_waiting_retry_cancels_it() -> None:
+    async def tool(ctx: CallContext) -> None:
+        raise TimeoutError("timed out")
+
+    policy = RetryPolicy(base=30, cap=30, attempts=3, deadline=None, max_wait=60)
+    task = asyncio.ensure_future(aexecute(tool, tool="t", effect="read_only", policy=policy))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+# -- async ---------------------------------------------------------------------------------
+
+
+async def test_aexecute_recovers_and_keeps_the_key(loopback: Loopback) -> None:
+    url = loopback.script("/pay", Reply(503), Reply(200, body=b'{"charged": 5}'))
+    keys: list[str] = []
+
+    async def pay(ctx: CallContext) -> Any:
+        keys.append(ctx.idempotency_key)
+        async with httpx.AsyncClient() as client:
+            response = await client.post(url, headers={"Idempotency-Key": ctx.idempotency_key})
+            response.raise_for_status()
+            return response.json()
+
+    with testing() as log:
+        result = await aexecute(pay, tool="pay", effect="write", honours_key=True)
+    assert result == {"charged": 5}
+    assert len(log.sleeps) == 1
+    assert [s.headers["idempotency-key"] for s in loopback.hits("/pay")] == keys
+    assert len(set(keys)) == 1
+
+
+async def test_aexecute_lost_reply_with_async_verify(loopback: Loopback) -> None:
+    url = loopback.script("/pay", Reply(delay=0.3))
+
+    async def pay(ctx: CallContext) -> Any:
+        async with httpx.AsyncClient(timeout=0.05) as client:
+            return (await client.post(url)).json()
+
+    async def verify(ctx: CallContext, exc: BaseException) -> bool | None:
+        return None
+
+    with testing():
+        result = await aexecute(pay, tool="pay", effect="write", verify=verify)
+    assert isinstance(result, ToolFailure)
+    assert result.guidance == VERIFY_FIRST
+    assert len(loopback.hits("/pay")) == 1
+
+
+def test_testing_switch_off_really_sleeps() -> None:
+    def flaky(ctx: CallContext) -> str:
+        if ctx.attempt == 1:
+            raise TimeoutError("timed out")
+        return "ok"
+
+    policy = RetryPolicy(base=0.001, cap=0.001)
+    with testing() as outer, testing(False) as inner:
+        assert execute(flaky, tool="t", effect="read_only", policy=policy) == "ok"
+    assert (outer.sleeps, inner.sleeps) == ([], [])
+
+
+# -- the failure value ----------------------------------------------------------------------
+
+
+def test_failure_record(loopback: Loopback) -> None:
+    url = loopback.script("/q", Reply(503, {"Retry-After": "1"}))
+    with testing():
+        result = execute(
+            lambda ctx: get(url), tool="search", arguments={"q": "x"}, effect="read_only"
+        )
+    assert isinstance(result, ToolFailure)
+    assert result.verdict() == Verdict(
+        True, Kind.TRANSIENT, "exception", Source.EXCEPTION, "HTTP 503", result.guidance
+    )
+    detection = result.detection
+    assert (detection.tool_name, detection.arguments, detection.source) == (
+        "search",
+        {"q": "x"},
+        Source.EXCEPTION,
+    )
+    data = json.loads(json.dumps(result.to_dict()))
+    assert data["attempts"] == 3
+    assert data["exception"].startswith("httpx.HTTPStatusError: Server error '503")
+    assert [h["delay"] for h in data["history"]] == [1.0, 1.0, None]
+    assert [h["stop"] for h in data["history"]] == [None, None, "attempts"]
+    assert data["history"][0]["reason"] == "HTTP 503"
+
+
+def test_huge_errors_are_capped() -> None:
+    def tool(ctx: CallContext) -> None:
+        raise ValueError("x" * 10_000)
+
+    result = execute(tool, tool="t", effect="read_only")
+    assert isinstance(result, ToolFailure)
+    assert len(result.cause) < 2100
+    assert "characters omitted" in result.cause
+
+
+# -- reports and effects ---------------------------------------------------------------------
+
+
+def test_history_reports_retries_that_succeeded() -> None:
+    def flaky(ctx: CallContext) -> str:
+        if ctx.attempt == 1:
+            raise ValueError("Service Unavailable, retry in 3s")
+        return "ok"
+
+    history: list[Any] = []
+    with testing():
+        assert execute(flaky, tool="t", effect="read_only", history=history) == "ok"
+    assert [(r.attempt, r.kind, r.reason, r.delay, r.stop) for r in history] == [
+        (1, Kind.TRANSIENT, "text 'Service Unavailable'", 3.0, None)
+    ]
+
+
+def test_a_returned_failure_counts_as_a_failure_for_the_loop_guard() -> None:
+    from toolmend import LoopGuard
+
+    loop = LoopGuard(max_consecutive_failures=1)
+    inner = execute(lambda ctx: int("x"), tool="parse", effect="read_only")
+    assert isinstance(inner, ToolFailure)
+    assert execute(lambda ctx: inner, tool="parse", effect="read_only", loop=loop) is inner
+    blocked = execute(lambda ctx: 1, tool="parse", effect="read_only", loop=loop)
+    assert isinstance(blocked, ToolFailure)
+    assert blocked.rule == "loop-budget"
+
+
+def test_effects() -> None:
+    from types import SimpleNamespace
+
+    from toolmend import Effect, declare_effect, effect_from_mcp, effect_of
+
+    assert Effect.parse("Read-Only") is Effect.READ_ONLY
+    assert Effect.parse("readonly") is Effect.READ_ONLY
+    assert Effect.parse("typo") is Effect.UNKNOWN
+    assert Effect.parse(None) is Effect.UNKNOWN
+    assert [e.repeatable for e in Effect] == [True, True, False, False]
+
+    @declare_effect("idempotent")
+    def put(key: str) -> None:
+        return None
+
+    wrapper = SimpleNamespace(name="put_tool", func=put)
+    assert effect_of(put) is Effect.IDEMPOTENT
+    assert effect_of(wrapper) is Effect.IDEMPOTENT
+    assert effect_of(wrapper, {"put_tool": "write"}) is Effect.WRITE
+    assert effect_of(lambda: None) is Effect.UNKNOWN
+    assert effect_from_mcp({"readOnlyHint": True}) is Effect.READ_ONLY
+    assert effect_from_mcp(SimpleNamespace(readOnlyHint=False, idempotentHint=True)) is (
+        Effect.IDEMPOTENT
+    )
+    assert effect_from_mcp({"destructiveHint": False}) is Effect.UNKNOWN
+    assert effect_from_mcp(None) is Effect.UNKNOWN

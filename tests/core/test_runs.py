@@ -1,0 +1,71 @@
+"""RunRegistry: bounded per-run state."""
+
+from __future__ import annotations
+
+import threading
+
+from toolmend import Kind, LoopGuard, RunRegistry, Verdict
+from toolmend.runs import BoundedDict
+
+
+def test_state_is_per_run_and_reused() -> None:
+    runs = RunRegistry()
+    first = runs.get("a")
+    assert runs.get("a") is first
+    assert runs.get("b") is not first
+    assert isinstance(first.loop, LoopGuard)
+    assert first.loop is not runs.get("b").loop
+
+
+def test_least_recently_used_run_is_evicted() -> None:
+    runs = RunRegistry(max_runs=2)
+    a = runs.get("a")
+    runs.get("b")
+    runs.get("a")
+    runs.get("c")
+    assert ("a" in runs, "b" in runs, "c" in runs) == (True, False, True)
+    assert runs.get("a") is a
+    assert len(runs) == 2
+
+
+def test_drop() -> None:
+    runs = RunRegistry()
+    runs.get("a")
+    runs.drop("a")
+    runs.drop("missing")
+    assert len(runs) == 0
+
+
+def test_loop_factory() -> None:
+    runs = RunRegistry(loop_factory=lambda: LoopGuard(max_consecutive_failures=7))
+    assert runs.get(("thread", 1)).loop.max_consecutive_failures == 7
+
+
+def test_verdicts_are_bounded() -> None:
+    verdicts = BoundedDict(limit=2)
+    verdict = Verdict(True, Kind.TRANSIENT)
+    verdicts["a"] = verdict
+    verdicts["b"] = verdict
+    verdicts["a"] = verdict
+    verdicts["c"] = verdict
+    assert list(verdicts) == ["a", "c"]
+    state = RunRegistry().get("r")
+    state.verdicts["call_1"] = verdict
+    assert state.verdicts == {"call_1": verdict}
+
+
+def test_concurrent_access_creates_one_state_per_run() -> None:
+    runs = RunRegistry(max_runs=1000)
+    seen: list[object] = []
+
+    def worker() -> None:
+        for i in range(50):
+            seen.append(runs.get(i % 10))
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(runs) == 10
+    assert len({id(state) for state in seen}) == 10
