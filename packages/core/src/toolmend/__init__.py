@@ -31,5 +31,38 @@ __all__ = [
 ]
 
 # -- retry, guard, exceptions (issue 3) --
+from .effects import Effect, declare_effect, effect_from_mcp, effect_of
+from .exceptions import ExceptionInfo, classify_exception
+from .execute import aexecute, execute
+from .failure import ToolFailure
+from .guard import guard
+from .loop import LoopGuard, stub_superseded
+from .retry import CallContext, RetryBudget, RetryPolicy, testing
+from .runs import RunRegistry, RunState
+
+__all__ += [
+    "CallContext",
+    "Effect",
+    "ExceptionInfo",
+    "LoopGuard",
+    "RetryBudget",
+    "RetryPolicy",
+    "RunRegistry",
+    "RunState",
+    "ToolFailure",
+    "aexecute",
+    "classify_exception",
+    "declare_effect",
+    "effect_from_mcp",
+    "effect_of",
+    "execute",
+    "guard",
+    "stub_superseded",
+    "testing",
+]
 
 # -- contracts (issue 8) --
+from . import contracts  # noqa: E402
+from .contracts import Contracts  # noqa: E402
+
+__all__ += ["Contracts", "contracts"]
