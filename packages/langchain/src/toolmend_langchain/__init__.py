@@ -1,1 +1,24 @@
-"""toolmend for LangChain create_agent and LangGraph."""
+"""toolmend for LangChain ``create_agent`` and hand-built LangGraph graphs.
+
+    agent = create_agent(model, tools, middleware=[ToolMendMiddleware(
+        effects={"search": "read_only", "send_email": "write"})])
+
+Failed tool calls are retried inside the tool step when that is safe, and the
+model gets the failure in form C3 at its next decision; every record travels
+on the messages themselves (``reports(state["messages"])``).
+"""
+
+from .graph import pre_model_hook, tool_node
+from .middleware import ToolMendMiddleware
+from .model_side import Rewritten, rewrite_messages
+from .records import KEY, reports
+
+__all__ = [
+    "KEY",
+    "Rewritten",
+    "ToolMendMiddleware",
+    "pre_model_hook",
+    "reports",
+    "rewrite_messages",
+    "tool_node",
+]

@@ -1,0 +1,77 @@
+"""The same recovery for hand-built LangGraph graphs.
+
+``tool_node`` is a ``ToolNode`` whose tool calls run through the same tool
+side as the middleware; ``pre_model_hook`` (or :func:`rewrite_messages` in a
+custom model node) gives the model the delivery form through
+``llm_input_messages``, which leaves the graph state as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt import ToolNode
+
+from toolmend import Effect, Form, RetryPolicy
+from toolmend.contracts import Contracts
+
+from .model_side import rewrite_messages
+from .tool_side import LoopGuardSpec, Verify, configure
+
+__all__ = ["pre_model_hook", "tool_node"]
+
+
+def tool_node(
+    tools: Sequence[BaseTool | Callable[..., Any]],
+    *,
+    form: Form | str = Form.C3,
+    effects: Mapping[str, Effect | str] | None = None,
+    retry: RetryPolicy | None = None,
+    loop_guard: LoopGuardSpec = True,
+    contracts: Contracts | None = None,
+    client: str | None = None,
+    verify: Mapping[str, Verify] | None = None,
+    idempotency_keys: Mapping[str, str] | None = None,
+    **node_options: Any,
+) -> ToolNode:
+    """A ``ToolNode`` with toolmend's tool side; ``node_options`` go to ``ToolNode``.
+
+    Passing ``wrap_tool_call`` or ``awrap_tool_call`` is refused: they are
+    what this node is made of.
+    """
+    for taken in ("wrap_tool_call", "awrap_tool_call"):
+        if taken in node_options:
+            raise TypeError(f"tool_node() sets {taken} itself")
+    side = configure(
+        form=form,
+        effects=effects,
+        retry=retry,
+        loop_guard=loop_guard,
+        contracts=contracts,
+        client=client,
+        verify=verify,
+        idempotency_keys=idempotency_keys,
+    )
+    return ToolNode(tools, wrap_tool_call=side.call, awrap_tool_call=side.acall, **node_options)
+
+
+def pre_model_hook(
+    form: Form | str = Form.C3,
+    *,
+    client: str | None = None,
+    messages_key: str = "messages",
+) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """A hook that returns ``{"llm_input_messages": ...}`` with the form applied."""
+    Form.parse(form)
+
+    def hook(state: Mapping[str, Any]) -> dict[str, Any]:
+        messages = state.get(messages_key) if isinstance(state, Mapping) else None
+        if not isinstance(messages, list):
+            messages = getattr(state, messages_key, None)
+        if not isinstance(messages, list):
+            return {"llm_input_messages": []}
+        return {"llm_input_messages": rewrite_messages(messages, form, client=client).messages}
+
+    return hook

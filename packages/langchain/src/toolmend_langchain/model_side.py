@@ -1,0 +1,148 @@
+"""What the model sees at the decision step: the core's delivery form on LangChain messages.
+
+The rewrite is applied to the request only; the graph state keeps the messages
+as the tools produced them, so a note exists only in the one request that needs
+it and never reaches the state or a checkpointer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from langchain.agents.middleware.types import ModelResponse
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
+
+import toolmend
+from toolmend import Form, Report, Verdict
+
+from .convert import from_openai, to_openai
+from .records import record_of, verdict_from_record, with_record
+
+__all__ = ["Rewritten", "attach_report", "recorded_verdicts", "rewrite_messages"]
+
+log = logging.getLogger("toolmend.langchain")
+
+
+@dataclass(frozen=True, slots=True)
+class Rewritten:
+    """The messages to send to the model, and the core's report of what was done."""
+
+    messages: list[AnyMessage]
+    report: Report
+
+    @property
+    def changed(self) -> bool:
+        return self.report.changed
+
+
+def _parsed(form: Form | str) -> Form | None:
+    try:
+        return Form.parse(form)
+    except ValueError:
+        return None
+
+
+def _start_of_tail(messages: Sequence[Any]) -> int:
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], AIMessage):
+            return i
+    return len(messages)
+
+
+def recorded_verdicts(
+    messages: Sequence[Any], *, form: Form | str = Form.C3, whole: bool = False
+) -> dict[str, Verdict]:
+    """Call id -> verdict from the records on the tool results (after the last AI turn).
+
+    Under C1 a failure whose guidance the tool side already put in the content
+    counts as clean here, so the guidance is not delivered twice.
+    """
+    c1 = _parsed(form) is Form.C1
+    start = 0 if whole else _start_of_tail(messages)
+    found: dict[str, Verdict] = {}
+    for message in messages[start:]:
+        if not isinstance(message, ToolMessage):
+            continue
+        record = record_of(message)
+        if record is None:
+            continue
+        verdict = verdict_from_record(record)
+        if verdict is None:
+            continue
+        if c1 and verdict.failed and record.get("guidance_in_content") is True:
+            verdict = Verdict(False)
+        found[message.tool_call_id] = verdict
+    return found
+
+
+def rewrite_messages(
+    messages: Sequence[BaseMessage],
+    form: Form | str = Form.C3,
+    *,
+    client: str | None = None,
+    stub_superseded: bool = False,
+) -> Rewritten:
+    """Apply ``form`` to LangChain ``messages``, for a custom model node or ``pre_model_hook``.
+
+    Recorded kinds on the tool results come first, text detection otherwise.
+    Untouched messages come back as the same objects; never raises.
+    """
+    originals = list(messages)
+    try:
+        if stub_superseded:
+            recorded_all = recorded_verdicts(originals, form=form, whole=True)
+            originals = list(toolmend.stub_superseded(originals, recorded=recorded_all))
+        converted = to_openai(originals)
+        result = toolmend.rewrite(
+            converted,
+            form,
+            format="openai",
+            client=client,
+            recorded=recorded_verdicts(originals, form=form),
+        )
+        new = (
+            originals
+            if result.messages is converted
+            else from_openai(converted, result.messages, originals)
+        )
+    except Exception as exc:
+        log.warning("toolmend.langchain: messages not understood (%r); left unchanged", exc)
+        chosen = _parsed(form) or Form.OFF
+        unchanged = cast("list[AnyMessage]", list(messages))
+        return Rewritten(unchanged, Report((), chosen, False, (f"not understood: {exc!r}",)))
+    if result.report.changed:
+        log.info("toolmend.langchain: model request rewritten: %s", result.report.header())
+    return Rewritten(cast("list[AnyMessage]", new), result.report)
+
+
+def attach_report(response: Any, report: Report) -> Any:
+    """The model's response with the rewrite's report on its AI message.
+
+    Only when a failure was detected, so clean turns stay as the model
+    produced them.  Anything not understood comes back unchanged.
+    """
+    if not report.detections:
+        return response
+    record = {"rewrite": report.to_dict()}
+    try:
+        if isinstance(response, AIMessage):
+            return with_record(response, _merged(response, record))
+        result = getattr(response, "result", None)
+        if isinstance(response, ModelResponse) and isinstance(result, list):
+            for i, message in enumerate(result):
+                if isinstance(message, AIMessage):
+                    updated = list(result)
+                    updated[i] = with_record(message, _merged(message, record))
+                    return dataclasses.replace(response, result=updated)
+    except Exception as exc:
+        log.warning("toolmend.langchain: could not attach the report (%r)", exc)
+    return response
+
+
+def _merged(message: AIMessage, record: dict[str, Any]) -> dict[str, Any]:
+    existing = record_of(message)
+    return {**existing, **record} if existing is not None else record

@@ -1,0 +1,114 @@
+"""The toolmend record carried in a message's ``response_metadata``.
+
+The tool side writes what it learned about a call (kind, rule, attempts,
+retry history) onto the ``ToolMessage`` itself, so the record travels with the
+graph state and any checkpointer: the model side reads it back instead of
+re-reading text, and nothing about a run lives on the middleware instance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+
+from toolmend import Kind, Source, ToolFailure, Verdict
+
+__all__ = [
+    "KEY",
+    "failure_record",
+    "record_of",
+    "reports",
+    "verdict_from_record",
+    "verdict_record",
+    "with_record",
+]
+
+KEY = "toolmend"
+"""The ``response_metadata`` key of every toolmend record."""
+
+
+def failure_record(failure: ToolFailure, *, guidance_in_content: bool) -> dict[str, Any]:
+    """The core's failure record plus what the model side needs to rebuild the verdict."""
+    return {
+        **failure.to_dict(),
+        "failed": True,
+        "source": Source.EXCEPTION.value,
+        "guidance_in_content": guidance_in_content,
+    }
+
+
+def verdict_record(verdict: Verdict) -> dict[str, Any]:
+    """The record of a failure seen only in a returned message (status or text)."""
+    return {
+        "failed": verdict.failed,
+        "kind": verdict.kind.value if verdict.kind is not None else None,
+        "rule": verdict.rule,
+        "source": verdict.source.value if verdict.source is not None else None,
+        "reason": verdict.reason,
+        "guidance": verdict.guidance,
+        "guidance_in_content": False,
+    }
+
+
+def record_of(message: Any) -> Mapping[str, Any] | None:
+    """The toolmend record on a message, if it carries a readable one."""
+    metadata = getattr(message, "response_metadata", None)
+    if not isinstance(metadata, Mapping):
+        return None
+    record = metadata.get(KEY)
+    return record if isinstance(record, Mapping) else None
+
+
+def verdict_from_record(record: Mapping[str, Any]) -> Verdict | None:
+    """The verdict a record stands for; ``None`` when it is not readable."""
+    failed = record.get("failed")
+    if failed is False:
+        return Verdict(False)
+    if failed is not True:
+        return None
+    try:
+        kind = Kind(record["kind"])
+        source = Source(record.get("source") or Source.FLAG.value)
+    except (KeyError, ValueError):
+        return None
+    rule = record.get("rule")
+    reason = record.get("reason")
+    guidance = record.get("guidance")
+    return Verdict(
+        True,
+        kind,
+        rule if isinstance(rule, str) else "recorded",
+        source,
+        reason if isinstance(reason, str) else None,
+        guidance if isinstance(guidance, str) else None,
+    )
+
+
+def with_record(message: ToolMessage | AIMessage, record: Mapping[str, Any]) -> Any:
+    """A copy of ``message`` carrying ``record``; the original is left as it is."""
+    metadata = {**message.response_metadata, KEY: dict(record)}
+    return message.model_copy(update={"response_metadata": metadata})
+
+
+def reports(messages: Iterable[BaseMessage]) -> list[dict[str, Any]]:
+    """Every toolmend record in a run's messages, oldest first, for inspection and tests.
+
+    Each entry names the message it came from: ``{"message_id", "tool_call_id",
+    "type", **record}`` (the model side's entries hold ``"rewrite"``).
+    """
+    found = []
+    for message in messages:
+        record = record_of(message)
+        if record is None:
+            continue
+        found.append(
+            {
+                "message_id": getattr(message, "id", None),
+                "tool_call_id": getattr(message, "tool_call_id", None),
+                "type": getattr(message, "type", None),
+                **record,
+            }
+        )
+    return found

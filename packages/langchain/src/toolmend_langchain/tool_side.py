@@ -1,0 +1,371 @@
+"""The tool step: run one LangChain tool call under the core's retry policy and loop guard.
+
+``handler(request)`` raises the tool's exception; the core turns it into a
+:class:`toolmend.ToolFailure` (retrying only what is safe to repeat) and this
+module turns that into an error ``ToolMessage`` that carries the core's record.
+Returned messages are classified too: ``status="error"`` results (bad
+arguments, unknown tool) and successes whose text is an error.
+
+No run state lives here: the loop guard is rebuilt for every call from the
+tool results already in the graph state, so concurrent runs of one agent, and
+runs resumed from a checkpointer, each see exactly their own history.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.errors import GraphBubbleUp, is_invalid_resume
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+import toolmend
+from toolmend import (
+    CallContext,
+    Effect,
+    Form,
+    Kind,
+    LoopGuard,
+    RetryPolicy,
+    Source,
+    ToolFailure,
+    Verdict,
+)
+from toolmend.contracts import Contracts
+from toolmend.detect import text_of
+from toolmend.exceptions import describe_exception
+
+from .contracts import ContractCheck
+from .records import (
+    KEY,
+    failure_record,
+    record_of,
+    verdict_from_record,
+    verdict_record,
+    with_record,
+)
+
+__all__ = ["LoopGuardSpec", "ToolSide", "configure", "loop_factory", "loop_from_messages"]
+
+log = logging.getLogger("toolmend.langchain")
+
+ToolResult = ToolMessage | Command[Any]
+Handler = Callable[[ToolCallRequest], ToolResult]
+AsyncHandler = Callable[[ToolCallRequest], Awaitable[ToolResult]]
+Verify = Callable[[CallContext, BaseException], Any]
+LoopGuardSpec = LoopGuard | Callable[[], LoopGuard] | bool | None
+_LOOP_RULES = frozenset({"loop-repeat", "loop-budget"})
+
+
+def loop_factory(spec: LoopGuardSpec) -> Callable[[], LoopGuard] | None:
+    """A fresh-guard factory from what the user passed.
+
+    An instance is a template: each call gets a new guard with its settings,
+    since one shared instance would mix the counters of every run.
+    """
+    if spec is None or spec is False:
+        return None
+    if spec is True:
+        return LoopGuard
+    if isinstance(spec, LoopGuard):
+        template = spec
+        return lambda: LoopGuard(
+            template.max_consecutive_failures,
+            template.block_exact_repeats,
+            template.stub_superseded,
+        )
+    if callable(spec):
+        return spec
+    raise TypeError(f"loop_guard must be a LoopGuard, a factory, True or None, not {spec!r}")
+
+
+def _messages_of(state: Any) -> Sequence[Any]:
+    if isinstance(state, Mapping):
+        messages = state.get("messages")
+    elif isinstance(state, list):
+        messages = state
+    else:
+        messages = getattr(state, "messages", None)
+    return messages if isinstance(messages, list) else []
+
+
+def _current_run(messages: Sequence[Any]) -> Sequence[Any]:
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], HumanMessage):
+            return messages[i + 1 :]
+    return messages
+
+
+def loop_from_messages(
+    messages: Sequence[Any], factory: Callable[[], LoopGuard], *, client: str | None = None
+) -> LoopGuard:
+    """A new guard that has seen the tool results since the last user message.
+
+    A result the guard itself refused counts toward the tool's run of
+    failures but is not itself a failure to block on, as when it happened.
+    """
+    guard = factory()
+    calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    for message in _current_run(messages):
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                call_id = call.get("id")
+                if isinstance(call_id, str):
+                    calls[call_id] = (call["name"], call.get("args") or {})
+        elif isinstance(message, ToolMessage):
+            name, arguments = calls.get(message.tool_call_id, (message.name or "", {}))
+            record = record_of(message)
+            verdict = verdict_from_record(record) if record is not None else None
+            if verdict is None:
+                verdict = toolmend.inspect(message.content, status=message.status, client=client)
+            if not verdict.failed or verdict.kind is None:
+                guard.record(name, arguments, None)
+            elif record is not None and record.get("rule") in _LOOP_RULES:
+                guard.record(name, arguments, Kind.AMBIGUOUS)
+            else:
+                cause = record.get("cause") if record is not None else None
+                error = cause if isinstance(cause, str) else text_of(message.content)
+                guard.record(name, arguments, verdict.kind, error, verdict.guidance)
+    return guard
+
+
+_INVALID_ARGUMENTS = "Error invoking tool '"
+
+
+def _invalid_arguments(message: ToolMessage) -> Verdict | None:
+    """LangGraph's message for arguments that failed the tool's schema: always fixable."""
+    text = message.content
+    if message.status == "error" and isinstance(text, str) and text.startswith(_INVALID_ARGUMENTS):
+        return Verdict(True, Kind.FIXABLE, "invalid-arguments", Source.FLAG, "argument validation")
+    return None
+
+
+_STOCK_RETRY = re.compile(r"Tool '(?P<tool>[^'\n]*)' failed after (?P<n>\d+) attempts with ")
+
+
+def _warn_if_repeated(call: _Call, message: ToolMessage) -> None:
+    """Say so when a retry middleware inside this one repeated a call unsafe to repeat."""
+    if call.effect.repeatable or not isinstance(message.content, str):
+        return
+    found = _STOCK_RETRY.match(message.content)
+    if found and found["tool"] == call.name and int(found["n"]) > 1:
+        log.warning(
+            "toolmend.langchain: %s (effect %s) was repeated by a retry middleware "
+            "listed after ToolMendMiddleware; list ToolMendMiddleware last",
+            call.name,
+            call.effect.value,
+        )
+
+
+class _PassThrough(Exception):
+    """Carries an exception the core must not catch (an invalid interrupt resume)."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(original)
+        self.original = original
+
+
+def _reraise_control(exc: Exception) -> None:
+    """A resume value that fails its interrupt's schema must fail the run, as without us."""
+    if is_invalid_resume(exc):
+        raise _PassThrough(exc) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    request: ToolCallRequest
+    name: str
+    arguments: Mapping[str, Any]
+    call_id: str | None
+    effect: Effect
+    loop: LoopGuard | None
+    verify: Verify | None
+    key_parameter: str | None
+
+    def request_for(self, ctx: CallContext) -> ToolCallRequest:
+        if self.key_parameter is None:
+            return self.request
+        arguments = {**self.arguments, self.key_parameter: ctx.idempotency_key}
+        return self.request.override(tool_call={**self.request.tool_call, "args": arguments})
+
+
+@dataclass(frozen=True)
+class ToolSide:
+    """The tool-side settings of one middleware or tool node; holds no run state."""
+
+    form: Form = Form.C3
+    effects: Mapping[str, Effect] = field(default_factory=dict)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    loop_guard: Callable[[], LoopGuard] | None = LoopGuard
+    contracts: ContractCheck | None = None
+    client: str | None = None
+    verify: Mapping[str, Verify] = field(default_factory=dict)
+    keys: Mapping[str, str] = field(default_factory=dict)
+
+    def _plan(self, request: ToolCallRequest) -> _Call:
+        call = request.tool_call
+        name = request.tool.name if request.tool is not None else str(call.get("name"))
+        arguments = call.get("args")
+        arguments = arguments if isinstance(arguments, Mapping) else {}
+        loop = None
+        if self.loop_guard is not None:
+            try:
+                messages = _messages_of(request.state)
+                loop = loop_from_messages(messages, self.loop_guard, client=self.client)
+            except Exception as exc:
+                log.warning(
+                    "toolmend.langchain: run history not understood (%r); no loop guard", exc
+                )
+        call_id = call.get("id")
+        return _Call(
+            request=request,
+            name=name,
+            arguments=arguments,
+            call_id=call_id if isinstance(call_id, str) else None,
+            effect=self.effects.get(name, Effect.UNKNOWN),
+            loop=loop,
+            verify=self.verify.get(name),
+            key_parameter=self.keys.get(name),
+        )
+
+    def _options(self, call: _Call) -> dict[str, Any]:
+        return {
+            "tool": call.name,
+            "arguments": call.arguments,
+            "effect": call.effect,
+            "policy": self.retry,
+            "loop": call.loop,
+            "verify": call.verify,
+            "honours_key": call.key_parameter is not None,
+            "passthrough": (GraphBubbleUp, _PassThrough),
+        }
+
+    def call(self, request: ToolCallRequest, handler: Handler) -> ToolResult:
+        """Run one tool call (sync); never raises the tool's exception."""
+        try:
+            call = self._plan(request)
+        except Exception as exc:
+            log.warning("toolmend.langchain: tool call not understood (%r); run as is", exc)
+            return handler(request)
+
+        retried: list[str] = []
+
+        def attempt(ctx: CallContext) -> ToolResult:
+            try:
+                return handler(call.request_for(ctx))
+            except Exception as exc:
+                _reraise_control(exc)
+                retried.append(describe_exception(exc))
+                raise
+
+        try:
+            outcome = toolmend.execute(attempt, **self._options(call))
+        except _PassThrough as passed:
+            raise passed.original from None
+        return self._finish(call, outcome, retried)
+
+    async def acall(self, request: ToolCallRequest, handler: AsyncHandler) -> ToolResult:
+        """Run one tool call (async); never raises the tool's exception."""
+        try:
+            call = self._plan(request)
+        except Exception as exc:
+            log.warning("toolmend.langchain: tool call not understood (%r); run as is", exc)
+            return await handler(request)
+
+        retried: list[str] = []
+
+        async def attempt(ctx: CallContext) -> ToolResult:
+            try:
+                return await handler(call.request_for(ctx))
+            except Exception as exc:
+                _reraise_control(exc)
+                retried.append(describe_exception(exc))
+                raise
+
+        try:
+            outcome = await toolmend.aexecute(attempt, **self._options(call))
+        except _PassThrough as passed:
+            raise passed.original from None
+        return self._finish(call, outcome, retried)
+
+    def _finish(
+        self, call: _Call, outcome: ToolResult | ToolFailure, retried: list[str]
+    ) -> ToolResult:
+        if isinstance(outcome, ToolFailure):
+            return self._failed(call, outcome)
+        if not isinstance(outcome, ToolMessage) or record_of(outcome) is not None:
+            return outcome
+        try:
+            return self._returned(call, outcome, retried)
+        except Exception as exc:
+            log.warning("toolmend.langchain: result of %s not understood (%r)", call.name, exc)
+            return outcome
+
+    def _failed(self, call: _Call, failure: ToolFailure) -> ToolMessage:
+        in_content = self.form is Form.C1 and failure.guidance is not None
+        log.info(
+            "toolmend.langchain: %s call %s failed: kind=%s rule=%s attempts=%d",
+            call.name, call.call_id, failure.kind.value, failure.rule, failure.attempts,
+        )  # fmt: skip
+        return ToolMessage(
+            content=str(failure) if in_content else failure.cause,
+            tool_call_id=call.call_id or "",
+            name=call.name,
+            status="error",
+            response_metadata={KEY: failure_record(failure, guidance_in_content=in_content)},
+        )
+
+    def _returned(self, call: _Call, message: ToolMessage, retried: list[str]) -> ToolMessage:
+        """Record a returned failure, or a success that took retries or broke its contract."""
+        extra = {"attempts": len(retried) + 1, "retried": retried} if retried else {}
+        verdict = _invalid_arguments(message) or toolmend.inspect(
+            message.content, status=message.status, client=self.client
+        )
+        if verdict.failed:
+            _warn_if_repeated(call, message)
+            log.info(
+                "toolmend.langchain: %s call %s returned a failure: kind=%s rule=%s",
+                call.name, call.call_id, verdict.kind, verdict.rule,
+            )  # fmt: skip
+            failed: ToolMessage = with_record(message, {**verdict_record(verdict), **extra})
+            return failed
+        if self.contracts is not None:
+            message = self.contracts.apply(message, call.name, call.arguments, call.request)
+        if not extra:
+            return message
+        log.info(
+            "toolmend.langchain: %s call %s succeeded after %d attempts",
+            call.name, call.call_id, len(retried) + 1,
+        )  # fmt: skip
+        record = record_of(message) or {"failed": False}
+        succeeded: ToolMessage = with_record(message, {**record, **extra})
+        return succeeded
+
+
+def configure(
+    *,
+    form: Form | str = Form.C3,
+    effects: Mapping[str, Effect | str] | None = None,
+    retry: RetryPolicy | None = None,
+    loop_guard: LoopGuardSpec = True,
+    contracts: Contracts | None = None,
+    client: str | None = None,
+    verify: Mapping[str, Verify] | None = None,
+    idempotency_keys: Mapping[str, str] | None = None,
+) -> ToolSide:
+    """Validate the user's settings once, when the middleware or node is built."""
+    return ToolSide(
+        form=Form.parse(form),
+        effects={name: Effect.parse(effect) for name, effect in (effects or {}).items()},
+        retry=retry if retry is not None else RetryPolicy(),
+        loop_guard=loop_factory(loop_guard),
+        contracts=ContractCheck(contracts) if contracts is not None else None,
+        client=client,
+        verify=dict(verify or {}),
+        keys=dict(idempotency_keys or {}),
+    )
