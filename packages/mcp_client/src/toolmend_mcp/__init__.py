@@ -1,1 +1,17 @@
-"""toolmend for MCP client sessions."""
+"""toolmend for MCP client sessions.
+
+Wrap a connected ``mcp.Client`` (or ``ClientSession``) once, and every tool call
+comes back classified, retried when that is safe, guarded against loops and
+checked against its outcome contract:
+
+    async with mcp.Client(server) as client:
+        session = RecoveringSession(client, effects={"search": "read_only"})
+        result = await session.call_tool("search", {"query": "mcp"})
+        result.meta["toolmend"]      # kind, attempts, guidance, receipt, ...
+"""
+
+from .messages import tool_message
+from .results import META_KEY, findings_of, verdict_of
+from .session import RecoveringSession
+
+__all__ = ["META_KEY", "RecoveringSession", "findings_of", "tool_message", "verdict_of"]

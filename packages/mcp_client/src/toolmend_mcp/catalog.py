@@ -1,0 +1,84 @@
+"""What the session knows about a server's tools: effect and declared output schema.
+
+A tool's effect decides whether a retry is safe, so it comes only from the
+user's declaration or, when the user says the server is trusted, from its
+annotations.  The MCP spec calls annotations hints and tells clients not to
+rely on them from untrusted servers; its defaults (destructive, not idempotent)
+are what an absent hint means here too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.types import Tool, ToolAnnotations
+
+from toolmend import Effect
+
+__all__ = ["Catalog", "ToolInfo", "effect_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInfo:
+    """One tool's effect, where that effect came from, and its output schema."""
+
+    name: str
+    effect: Effect
+    effect_source: str
+    """``declared``, ``annotations``, or ``default`` (neither: handled as a write)."""
+    output_schema: Mapping[str, Any] | None = None
+    listed: bool = False
+
+
+def _from_annotations(annotations: ToolAnnotations | None) -> Effect | None:
+    if annotations is None:
+        return None
+    if annotations.read_only_hint is True:
+        return Effect.READ_ONLY
+    if annotations.idempotent_hint is True:
+        return Effect.IDEMPOTENT
+    if annotations.read_only_hint is False or annotations.destructive_hint is not None:
+        return Effect.WRITE
+    return None
+
+
+def effect_of(
+    name: str,
+    tool: Tool | None,
+    declared: Mapping[str, Effect],
+    trust_annotations: bool,
+) -> tuple[Effect, str]:
+    """The effect of ``name`` and its source; a declaration always wins over a hint."""
+    if name in declared:
+        return declared[name], "declared"
+    if trust_annotations and tool is not None:
+        hinted = _from_annotations(tool.annotations)
+        if hinted is not None:
+            return hinted, "annotations"
+    return Effect.UNKNOWN, "default"
+
+
+@dataclass(slots=True)
+class Catalog:
+    """The tools of one connection, read once and kept until the server says they changed."""
+
+    declared: Mapping[str, Effect]
+    trust_annotations: bool
+    tools: dict[str, Tool] = field(default_factory=dict)
+    complete: bool = False
+    """Whether ``tools`` holds a full listing; ``False`` means list again before use."""
+
+    def load(self, tools: Iterable[Tool]) -> None:
+        self.tools = {tool.name: tool for tool in tools}
+        self.complete = True
+
+    def invalidate(self) -> None:
+        self.complete = False
+
+    def info(self, name: str) -> ToolInfo:
+        tool = self.tools.get(name)
+        effect, source = effect_of(name, tool, self.declared, self.trust_annotations)
+        schema = tool.output_schema if tool is not None else None
+        return ToolInfo(name, effect, source, schema, tool is not None)

@@ -1,0 +1,194 @@
+"""Translate between MCP tool results and the core's texts, verdicts and findings.
+
+Everything here is a pure function of a ``CallToolResult`` (or of an error the
+SDK raised): what text the model reads, what the core makes of it, and a copy
+of the result carrying toolmend's findings.  Results are never mutated: the
+SDK's object stays what the server sent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, EmbeddedResource, ResourceLink, TextContent
+
+from toolmend import Kind, Source, Verdict
+
+__all__ = [
+    "META_KEY",
+    "Findings",
+    "error_result",
+    "findings_of",
+    "protocol_error_text",
+    "result_text",
+    "verdict_of",
+    "with_findings",
+]
+
+META_KEY = "toolmend"
+"""The key under the result's ``_meta`` that holds toolmend's findings."""
+
+
+@dataclass(frozen=True, slots=True)
+class Findings:
+    """What a recovering session found about one call, as it goes under ``_meta``.
+
+    ``history`` lists the failed attempts (the error as the server wrote it and
+    the wait before the next attempt; on a failed call also the core's kind,
+    reason and stop of each).  ``note`` is the runtime note of forms C2-C4 for a
+    host to place in a user turn; ``receipt`` the outcome-contract envelope body.
+    """
+
+    tool: str
+    effect: str
+    effect_source: str
+    form: str
+    failed: bool
+    attempts: int
+    kind: str | None = None
+    rule: str | None = None
+    source: str | None = None
+    reason: str | None = None
+    guidance: str | None = None
+    note: str | None = None
+    retry_after: float | None = None
+    outcome_unknown: bool = False
+    stop: str | None = None
+    history: tuple[Mapping[str, Any], ...] = ()
+    violations: tuple[Mapping[str, Any], ...] = ()
+    receipt: Mapping[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "effect": self.effect,
+            "effect_source": self.effect_source,
+            "form": self.form,
+            "failed": self.failed,
+            "kind": self.kind,
+            "rule": self.rule,
+            "source": self.source,
+            "reason": self.reason,
+            "guidance": self.guidance,
+            "note": self.note,
+            "attempts": self.attempts,
+            "retry_after": self.retry_after,
+            "outcome_unknown": self.outcome_unknown,
+            "stop": self.stop,
+            "history": [dict(h) for h in self.history],
+            "violations": [dict(v) for v in self.violations],
+            "receipt": None if self.receipt is None else dict(self.receipt),
+        }
+
+
+def result_text(result: CallToolResult) -> str:
+    """The text a model reads from a result: its text blocks, else its structured content.
+
+    Resource blocks count by their text or URI; images and audio are not text
+    and are left out, as the core's detector leaves out non-text parts.
+    """
+    texts: list[str] = []
+    for block in result.content:
+        if isinstance(block, TextContent):
+            texts.append(block.text)
+        elif isinstance(block, EmbeddedResource):
+            text = getattr(block.resource, "text", None)
+            texts.append(text if isinstance(text, str) else block.resource.uri)
+        elif isinstance(block, ResourceLink):
+            texts.append(block.uri)
+    if texts:
+        return "\n".join(texts)
+    if result.structured_content is not None:
+        try:
+            return json.dumps(result.structured_content, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return str(result.structured_content)
+    return ""
+
+
+def protocol_error_text(error: MCPError) -> str:
+    """``MCP error <code>: <message>``, the form the core's generic rule knows.
+
+    The JSON-RPC code goes into the text because it is the evidence: ``-32602``
+    (invalid params) and ``-32601`` (method not found) are fixable by the model.
+    """
+    return f"MCP error {error.code}: {error.message}"
+
+
+def error_result(text: str) -> CallToolResult:
+    """An error result standing in for an error the SDK raised instead of returning."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def with_findings(
+    result: CallToolResult,
+    findings: Findings,
+    *,
+    append: str | None = None,
+    extra_block: str | None = None,
+) -> CallToolResult:
+    """A copy of ``result`` with ``findings`` under ``_meta["toolmend"]``.
+
+    ``append`` is added to the last text block (form C1, ``"\\n" + guidance``, as
+    the core's C1 does); ``extra_block`` becomes a text block of its own, so the
+    server's blocks stay byte-for-byte what it sent.  ``structured_content`` is
+    never touched.
+    """
+    meta = dict(result.meta or {})
+    meta[META_KEY] = findings.to_dict()
+    content = list(result.content)
+    if append:
+        texts = [i for i, block in enumerate(content) if isinstance(block, TextContent)]
+        if texts:
+            last = texts[-1]
+            content[last] = content[last].model_copy(
+                update={"text": getattr(content[last], "text", "") + append}
+            )
+        else:
+            content.append(TextContent(type="text", text=append.lstrip("\n")))
+    if extra_block:
+        content.append(TextContent(type="text", text=extra_block))
+    return result.model_copy(update={"meta": meta, "content": content})
+
+
+def findings_of(result: CallToolResult) -> Mapping[str, Any] | None:
+    """The findings a recovering session attached, if any."""
+    meta = result.meta
+    if not isinstance(meta, Mapping):
+        return None
+    found = meta.get(META_KEY)
+    return found if isinstance(found, Mapping) else None
+
+
+def verdict_of(result: CallToolResult) -> Verdict | None:
+    """The session's verdict on a result, for ``toolmend.rewrite(recorded={call_id: ...})``.
+
+    It carries what the text alone cannot: a JSON-RPC code, a write whose
+    outcome is unknown (the verify-first guidance), a blocked repeat.  ``None``
+    when the session attached nothing or the findings are not readable.
+    """
+    found = findings_of(result)
+    if found is None:
+        return None
+    if found.get("failed") is not True:
+        return Verdict(False)
+    try:
+        kind = Kind(str(found.get("kind")))
+        source = Source(str(found.get("source")))
+    except ValueError:
+        return None
+    rule = found.get("rule")
+    reason = found.get("reason")
+    guidance = found.get("guidance")
+    return Verdict(
+        True,
+        kind,
+        rule if isinstance(rule, str) else "is_error",
+        source,
+        reason if isinstance(reason, str) else None,
+        guidance if isinstance(guidance, str) else None,
+    )

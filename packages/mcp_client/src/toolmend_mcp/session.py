@@ -1,0 +1,397 @@
+"""``RecoveringSession``: an MCP client session whose tool calls recover.
+
+It wraps an ``mcp.Client`` or ``mcp.ClientSession`` (everything but
+``call_tool`` is the wrapped object's own) and runs each tool call through the
+core: ``toolmend.aexecute`` decides retries from the tool's declared effect,
+the loop guard refuses calls that cannot succeed, and outcome contracts (the
+tool's ``output_schema`` and any mined ones) add an advisory receipt.  What it
+found goes under ``result.meta["toolmend"]``; what the model reads changes
+only as the chosen form says.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import anyio
+from mcp import Client, ClientSession
+from mcp.shared.dispatcher import ProgressFnT
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    URL_ELICITATION_REQUIRED,
+    CallToolResult,
+    InputResponses,
+    ListToolsResult,
+    PaginatedRequestParams,
+    RequestParamsMeta,
+    Tool,
+    ToolListChangedNotification,
+)
+from pydantic import ValidationError
+
+from toolmend import (
+    CallContext,
+    Effect,
+    Form,
+    LoopGuard,
+    RetryPolicy,
+    Source,
+    ToolFailure,
+    aexecute,
+    inspect,
+    runtime_note,
+)
+from toolmend.contracts import Code, Contracts, Violation, receipt, review
+from toolmend.contracts.values import cap
+from toolmend.retry import AttemptRecord
+
+from .catalog import Catalog, ToolInfo
+from .errors import FailedResult, MalformedResult, ProtocolFailure, ReadTimeout, from_protocol_error
+from .hooks import chain_messages, record_rejections, shadow_validation
+from .results import Findings, error_result, result_text, with_findings
+
+__all__ = ["RecoveringSession"]
+
+log = logging.getLogger("toolmend.mcp")
+
+_MAX_PAGES = 100
+_DEFAULT_RETRY = RetryPolicy()
+_LOOP_RULES = ("loop-repeat", "loop-budget")
+
+
+@dataclass(slots=True)
+class _Trace:
+    """What the attempts of one call left behind that ``aexecute`` does not return."""
+
+    attempts: int = 0
+    errors: list[tuple[int, str]] = field(default_factory=list)
+    delays: dict[int, float] = field(default_factory=dict)
+
+    def sleeper(
+        self, chained: Callable[[CallContext, float], None] | None
+    ) -> Callable[[CallContext, float], None]:
+        def on_sleep(ctx: CallContext, delay: float) -> None:
+            self.delays[ctx.attempt] = delay
+            if chained is not None:
+                chained(ctx, delay)
+
+        return on_sleep
+
+    def merged(self, records: tuple[AttemptRecord, ...]) -> tuple[dict[str, Any], ...]:
+        """The core's records of a failed call, each with the error as the server wrote it."""
+        texts = dict(self.errors)
+        return tuple(
+            {**record.to_dict(), "error": texts.get(record.attempt, record.error)}
+            for record in records
+        )
+
+    def history(self) -> tuple[dict[str, Any], ...]:
+        return tuple(
+            {"attempt": n, "error": text, "delay": self.delays.get(n)} for n, text in self.errors
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Success:
+    result: CallToolResult
+    rejected: str | None
+    """The SDK's output-schema complaint, when it had one."""
+
+
+class RecoveringSession:
+    """Wrap an MCP client once; every ``call_tool`` classifies, retries safely and reports.
+
+    - ``effects`` maps tool names to ``read_only``, ``idempotent`` or ``write``;
+      only read-only and idempotent tools are retried automatically.  With
+      ``trust_annotations=True`` a tool's MCP annotations stand in for an
+      undeclared effect (``readOnlyHint`` / ``idempotentHint``); the spec calls
+      them untrusted hints, so they are ignored by default.
+    - ``retry`` is the core's policy (``None``: never retry); ``loop`` the loop
+      guard for this conversation (a fresh one by default).
+    - ``form`` is how guidance reaches the model: ``c1`` appends it to the
+      result's text; ``c2``-``c4`` leave the content alone and put the runtime
+      note in the findings for the host's own rewrite; ``off`` changes no content
+      at all (receipts included).
+    - ``contracts`` are outcome contracts (``toolmend.contracts``); each listed
+      tool's ``output_schema`` is declared on top of them.
+    - ``raise_protocol_errors=True`` re-raises an ``MCPError`` (a JSON-RPC error
+      or a read timeout) once retrying is over, instead of returning it as an
+      error result.  A URL elicitation request (``-32042``) is not a failure and is
+      always raised as the SDK raises it, so the host can send the user there.
+    """
+
+    def __init__(
+        self,
+        session_or_client: ClientSession | Client,
+        *,
+        effects: Mapping[str, Effect | str] | None = None,
+        trust_annotations: bool = False,
+        retry: RetryPolicy | None = _DEFAULT_RETRY,
+        form: Form | str = Form.C3,
+        contracts: Contracts | None = None,
+        loop: LoopGuard | None = None,
+        raise_protocol_errors: bool = False,
+    ) -> None:
+        self.wrapped = session_or_client
+        self.effects = {name: Effect.parse(value) for name, value in (effects or {}).items()}
+        self.trust_annotations = trust_annotations
+        self.policy = retry if retry is not None else RetryPolicy.none()
+        self.form = Form.parse(form)
+        self.contracts = contracts
+        self.loop = loop if loop is not None else LoopGuard()
+        self.raise_protocol_errors = raise_protocol_errors
+        self._catalog = Catalog(self.effects, trust_annotations)
+        self._declared: Contracts | None = contracts
+        self._session: ClientSession | None = None
+        self._generation = 0
+        self._lock = anyio.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        """Everything but ``call_tool`` is the wrapped client's own (``list_tools``, ...)."""
+        if name.startswith("__") or name == "wrapped":
+            raise AttributeError(name)
+        return getattr(self.wrapped, name)
+
+    # -- the tool listing ------------------------------------------------------
+
+    def tools_changed(self) -> None:
+        """Forget the cached tool listing; the next call lists the tools again."""
+        self._generation += 1
+        self._catalog.invalidate()
+        log.debug("toolmend.mcp: tool listing marked stale")
+
+    async def handle_message(self, message: Any) -> None:
+        """A message handler (or a step of one) that notices ``tools/list_changed``.
+
+        Installed automatically where the SDK allows; hosts on other SDK
+        versions, or listening with ``client.listen()``, can call it themselves.
+        """
+        self._observe(message)
+
+    def _observe(self, message: Any) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            self.tools_changed()
+
+    def _current_session(self) -> ClientSession:
+        wrapped = self.wrapped
+        return wrapped.session if isinstance(wrapped, Client) else wrapped
+
+    async def _list(self) -> list[Tool]:
+        tools: list[Tool] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            page: ListToolsResult
+            if isinstance(self.wrapped, Client):
+                page = await self.wrapped.list_tools(cursor=cursor)
+            else:
+                params = PaginatedRequestParams(cursor=cursor) if cursor else None
+                page = await self.wrapped.list_tools(params=params)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return tools
+
+    async def _catalog_for(self, session: ClientSession) -> Catalog:
+        """The tool listing of this connection, listed once; never raises."""
+        if session is not self._session:
+            self._session = session
+            self._catalog.invalidate()
+            shadow_validation(session)
+            if not chain_messages(session, self._observe):
+                log.info("toolmend.mcp: cannot watch tools/list_changed; call tools_changed()")
+        if self._catalog.complete:
+            return self._catalog
+        async with self._lock:
+            if self._catalog.complete:
+                return self._catalog
+            generation = self._generation
+            try:
+                tools = await self._list()
+            except Exception as exc:
+                log.warning("toolmend.mcp: tools/list failed (%r); effects stay undeclared", exc)
+                return self._catalog
+            if generation == self._generation:
+                self._catalog.load(tools)
+                self._declared = _with_schemas(self.contracts, tools)
+                log.debug("toolmend.mcp: listed %d tools", len(tools))
+        return self._catalog
+
+    # -- calls -----------------------------------------------------------------
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        read_timeout_seconds: float | None = None,
+        progress_callback: ProgressFnT | None = None,
+        *,
+        input_responses: InputResponses | None = None,
+        request_state: str | None = None,
+        meta: RequestParamsMeta | None = None,
+    ) -> CallToolResult:
+        """``call_tool`` of the wrapped client, with recovery; returns a ``CallToolResult``."""
+        session = self._current_session()
+        catalog = await self._catalog_for(session)
+        info = catalog.info(name)
+        trace = _Trace()
+
+        async def attempt(ctx: CallContext) -> _Success:
+            trace.attempts = ctx.attempt
+            with record_rejections() as rejection:
+                try:
+                    result = await self.wrapped.call_tool(
+                        name,
+                        arguments,
+                        read_timeout_seconds,
+                        progress_callback,
+                        input_responses=input_responses,
+                        request_state=request_state,
+                        meta=meta,
+                    )
+                except MCPError as exc:
+                    if exc.code == URL_ELICITATION_REQUIRED:
+                        raise
+                    failure = from_protocol_error(exc)
+                    trace.errors.append((ctx.attempt, failure.text))
+                    raise failure from None
+                except ValidationError:
+                    trace.errors.append((ctx.attempt, MalformedResult().text))
+                    raise MalformedResult() from None
+            verdict = inspect(result_text(result), is_error=result.is_error)
+            if verdict.failed:
+                failed = FailedResult(name, result, verdict)
+                trace.errors.append((ctx.attempt, failed.text))
+                raise failed
+            return _Success(result, rejection.message)
+
+        args = dict(arguments or {})
+        blocked = self.loop.before(name, args)
+        if blocked is not None:
+            return self._failed(name, arguments, info, blocked, trace)
+        policy = replace(self.policy, on_sleep=trace.sleeper(self.policy.on_sleep))
+        outcome = await aexecute(
+            attempt,
+            tool=name,
+            arguments=args,
+            effect=info.effect,
+            policy=policy,
+            passthrough=(MCPError,),
+        )
+        if isinstance(outcome, ToolFailure):
+            return self._failed(name, arguments, info, outcome, trace)
+        self.loop.record(name, args, None)
+        return self._succeeded(name, arguments, info, outcome, trace)
+
+    def _failed(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        info: ToolInfo,
+        failure: ToolFailure,
+        trace: _Trace,
+    ) -> CallToolResult:
+        exc = failure.exception
+        rule, source = failure.rule, Source.EXCEPTION
+        if isinstance(exc, FailedResult):
+            base, text = exc.result, exc.text
+            rule, source = exc.verdict.rule or rule, exc.verdict.source or Source.FLAG
+        elif isinstance(exc, ProtocolFailure | ReadTimeout | MalformedResult):
+            base, text = error_result(exc.text), exc.text
+        else:
+            base, text = error_result(failure.cause), failure.cause
+        guidance = failure.guidance
+        if failure.rule not in _LOOP_RULES:
+            self.loop.record(name, dict(arguments or {}), failure.kind, text, guidance)
+        if self.raise_protocol_errors and isinstance(exc, ProtocolFailure | ReadTimeout):
+            raise exc.error
+        findings = Findings(
+            tool=name,
+            effect=info.effect.value,
+            effect_source=info.effect_source,
+            form=self.form.value,
+            failed=True,
+            attempts=failure.attempts,
+            kind=failure.kind.value,
+            rule=rule,
+            source=source.value,
+            reason=failure.reason,
+            guidance=guidance,
+            note=runtime_note(name, arguments, text, guidance) if guidance else None,
+            retry_after=failure.retry_after,
+            outcome_unknown=failure.outcome_unknown,
+            stop=failure.stop.value if failure.stop is not None else None,
+            history=trace.merged(failure.history),
+        )
+        log.info(
+            "toolmend.mcp: %s failed: kind=%s rule=%s attempts=%d stop=%s effect=%s(%s)",
+            name, failure.kind.value, rule, failure.attempts, findings.stop,
+            info.effect.value, info.effect_source,
+        )  # fmt: skip
+        append = "\n" + guidance if guidance and self.form is Form.C1 else None
+        return with_findings(base, findings, append=append)
+
+    def _succeeded(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        info: ToolInfo,
+        success: _Success,
+        trace: _Trace,
+    ) -> CallToolResult:
+        result = success.result
+        has_schema = info.output_schema is not None
+        value = (
+            result.structured_content
+            if result.structured_content is not None or has_schema
+            else result_text(result)
+        )
+        available = list(self._catalog.tools)
+        checked = review(self._declared, name, arguments, value, available_tools=available)
+        violations, made = checked.violations, checked.receipt
+        if success.rejected is not None and not violations:
+            expected = "a value valid against the outputSchema in tools/list"
+            violations = (
+                Violation(Code.SCHEMA_VIOLATION, "$", expected, cap(value), success.rejected, name),
+            )
+            substitutes = self._declared.substitutes if self._declared is not None else None
+            made = receipt(
+                name, value, violations, available_tools=available, substitutes=substitutes
+            )
+        findings = Findings(
+            tool=name,
+            effect=info.effect.value,
+            effect_source=info.effect_source,
+            form=self.form.value,
+            failed=False,
+            attempts=trace.attempts,
+            source=Source.CONTRACT.value if made is not None else None,
+            history=trace.history(),
+            violations=tuple(v.to_dict() for v in violations),
+            receipt=made.outcome_contract() if made is not None else None,
+        )
+        if trace.attempts > 1:
+            log.info("toolmend.mcp: %s succeeded after %d attempts", name, trace.attempts)
+        if made is not None:
+            log.info(
+                "toolmend.mcp: %s result violates its contract: %s",
+                name, ", ".join(v.code.value for v in violations),
+            )  # fmt: skip
+        block = made.advisory() if made is not None and self.form is not Form.OFF else None
+        return with_findings(result, findings, extra_block=block)
+
+
+def _with_schemas(contracts: Contracts | None, tools: list[Tool]) -> Contracts | None:
+    """``contracts`` with each tool's ``output_schema`` declared, unless one is declared already."""
+    merged = contracts
+    for tool in tools:
+        if tool.output_schema is None:
+            continue
+        current = merged.get(tool.name) if merged is not None else None
+        if current is not None and current.schema is not None:
+            continue
+        merged = (merged or Contracts()).declare(tool.name, tool.output_schema)
+    return merged

@@ -1,0 +1,38 @@
+"""Acceptance 7: the example starts a local stdio server and shows the session at work."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "mcp_client.py"
+
+
+def test_example_runs_offline_and_shows_each_recovery() -> None:
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:4] == [
+        '== stock({"sku": "A-1"})',
+        "   is_error=False kind=None attempts=2 effect=read_only stop=None",
+        "   the model reads:",
+        "   | 12",
+    ]
+    assert lines[4:9] == [
+        '== reserve({"sku": "A-1", "quantity": 2})',
+        "   is_error=True kind=transient attempts=1 effect=write stop=unsafe",
+        "   the model reads:",
+        "   | Error executing tool reserve: 503 Service Unavailable: warehouse busy",
+        "   | This call may already have taken effect. Check whether it did before calling it "
+        "again.",
+    ]
+    assert '== reserve({"sku": "A-1", "quantity": "two"})' in lines
+    assert "   is_error=True kind=fixable attempts=1 effect=write stop=kind" in lines
+    assert lines[-2] == (
+        '   | Violation: schema_violation at `amount`; expected {"exclusiveMinimum": 0}, '
+        "observed -1."
+    )
+    assert done.stderr == ""

@@ -1,0 +1,434 @@
+"""RecoveringSession over a real MCP server, in memory and over stdio (acceptance 1-6)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp.types import CallToolResult, TextContent, ToolListChangedNotification
+
+from toolmend import GUIDANCE, VERIFY_FIRST, Kind, LoopGuard, RetryPolicy
+from toolmend.contracts import Contracts
+from toolmend.retry import SleepLog
+from toolmend_mcp import RecoveringSession
+
+Connect = Callable[..., Client]
+
+FIXABLE = GUIDANCE[Kind.FIXABLE]
+ADVISORY = (
+    "[OUTCOME CONTRACT ADVISORY] The result from `quote` is inconsistent with a known "
+    "invariant of its outcome contract.\n"
+    'Violation: schema_violation at `price`; expected {"type": "number"}, observed "n/a".\n'
+    "This advisory is nonbinding. Treat the result as unreliable and verify or recover "
+    "using the available tools and task context before relying on it. "
+    "All actions remain available."
+)
+
+
+def texts(result: CallToolResult) -> list[str]:
+    return [block.text for block in result.content if isinstance(block, TextContent)]
+
+
+def found(result: CallToolResult) -> dict[str, Any]:
+    assert result.meta is not None
+    findings = result.meta["toolmend"]
+    assert isinstance(findings, dict)
+    return findings
+
+
+async def counts(client: Client) -> dict[str, int]:
+    """How often each tool body ran on the server, asked past the wrapper."""
+    result = await client.call_tool("counts", {})
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+# -- 1. a read-only tool with a retry hint -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"effects": {"search": "read_only"}}, {"trust_annotations": True}],
+    ids=["declared", "annotations"],
+)
+async def test_read_only_rate_limit_is_retried_after_the_hint(
+    connect: Connect, sleeps: SleepLog, options: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="toolmend.mcp")
+    async with connect() as client:
+        session = RecoveringSession(client, **options)
+        result = await session.call_tool("search", {"query": "mcp"})
+        assert await counts(client) == {"search": 2}
+    assert result.is_error is False
+    assert texts(result) == ["3 results for mcp"]
+    assert result.structured_content == {"result": "3 results for mcp"}
+    assert sleeps.sleeps == [2.0]
+    findings = found(result)
+    assert findings["attempts"] == 2
+    assert findings["failed"] is False
+    assert findings["effect"] == "read_only"
+    assert findings["effect_source"] == ("declared" if "effects" in options else "annotations")
+    assert findings["history"] == [
+        {
+            "attempt": 1,
+            "error": "Error executing tool search: rate limit exceeded, retry in 2s",
+            "delay": 2.0,
+        }
+    ]
+    assert "toolmend.mcp: search succeeded after 2 attempts" in caplog.messages
+
+
+async def test_annotations_are_not_trusted_by_default(connect: Connect, sleeps: SleepLog) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client)
+        result = await session.call_tool("search", {"query": "mcp"})
+        assert await counts(client) == {"search": 1}
+    findings = found(result)
+    assert result.is_error is True
+    assert (findings["effect"], findings["effect_source"]) == ("unknown", "default")
+    assert (findings["kind"], findings["stop"], findings["attempts"]) == ("transient", "unsafe", 1)
+    assert sleeps.sleeps == []
+
+
+async def test_a_wrapped_client_session_recovers_the_same_way(
+    connect: Connect, sleeps: SleepLog
+) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client.session, effects={"search": "read_only"})
+        result = await session.call_tool("search", {"query": "mcp"})
+    assert (result.is_error, found(result)["attempts"], sleeps.sleeps) == (False, 2, [2.0])
+
+
+# -- 2. a destructive tool failing transiently -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "effect"),
+    [
+        ({"trust_annotations": True}, ("write", "annotations")),
+        ({"effects": {"transfer": "write"}}, ("write", "declared")),
+        ({}, ("unknown", "default")),
+    ],
+    ids=["annotated-destructive", "declared-write", "undeclared"],
+)
+async def test_destructive_tool_is_never_retried(
+    connect: Connect, sleeps: SleepLog, options: dict[str, Any], effect: tuple[str, str]
+) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client, **options)
+        result = await session.call_tool("transfer", {"amount": 5, "to": "bob"})
+        assert await counts(client) == {"transfer": 1}
+    assert result.is_error is True
+    assert texts(result) == [
+        "Error executing tool transfer: 503 Service Unavailable: ledger busy, retry in 1s"
+    ]
+    assert sleeps.sleeps == []
+    findings = found(result)
+    assert (findings["effect"], findings["effect_source"]) == effect
+    assert findings["kind"] == "transient"
+    assert findings["attempts"] == 1
+    assert findings["stop"] == "unsafe"
+    assert findings["outcome_unknown"] is True
+    assert findings["retry_after"] == 1.0
+    assert findings["guidance"] == VERIFY_FIRST
+    assert [h["stop"] for h in findings["history"]] == ["unsafe"]
+
+
+# -- 3. an unexpected server exception -------------------------------------------------
+
+
+async def test_unexpected_server_exception_is_ambiguous_without_guidance(
+    connect: Connect,
+) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client, effects={"crash": "read_only"}, form="c1")
+        result = await session.call_tool("crash", {"path": "a.txt"})
+        assert await counts(client) == {"crash": 1}
+    findings = found(result)
+    assert result.is_error is True
+    assert texts(result) == ["Error executing tool crash"]
+    assert (findings["kind"], findings["rule"], findings["source"]) == (
+        "ambiguous",
+        "is_error",
+        "flag",
+    )
+    assert findings["guidance"] is None
+    assert findings["note"] is None
+    assert findings["attempts"] == 1
+
+
+async def test_a_crash_of_a_possible_write_says_check_first(connect: Connect) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client)
+        result = await session.call_tool("crash", {"path": "a.txt"})
+    findings = found(result)
+    assert (findings["kind"], findings["outcome_unknown"]) == ("ambiguous", True)
+    assert findings["guidance"] == VERIFY_FIRST
+    assert findings["note"] == (
+        "Note from the tool runtime: the last attempt called crash with path=a.txt and it "
+        f"failed with: Error executing tool crash\n\n{VERIFY_FIRST}"
+    )
+
+
+# -- 4. fixable: argument validation and unknown tools ----------------------------------
+
+
+async def test_argument_validation_error_is_fixable(connect: Connect) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client, trust_annotations=True, form="c1")
+        result = await session.call_tool("add", {"a": "one", "b": 2})
+    [text] = texts(result)
+    assert text.startswith(
+        "Error executing tool add: 1 validation error for addArguments\na\n"
+        "  Input should be a valid integer, unable to parse string as an integer"
+    )
+    assert text.endswith("\n" + FIXABLE)
+    findings = found(result)
+    assert (findings["kind"], findings["guidance"], findings["attempts"]) == (
+        "fixable",
+        FIXABLE,
+        1,
+    )
+
+
+async def test_unknown_tool_is_fixable(connect: Connect) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client)
+        result = await session.call_tool("refund", {"order": "o-1"})
+    findings = found(result)
+    assert texts(result) == ["Unknown tool: refund"]
+    assert (findings["kind"], findings["rule"], findings["guidance"]) == (
+        "fixable",
+        "is_error",
+        FIXABLE,
+    )
+    assert findings["note"] == (
+        "Note from the tool runtime: the last attempt called refund with order=o-1 and it "
+        f"failed with: Unknown tool: refund\n\n{FIXABLE}"
+    )
+
+
+async def test_exact_repeat_of_a_fixable_failure_is_not_run_again(connect: Connect) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client, loop=LoopGuard())
+        first = await session.call_tool("add", {"a": "one", "b": 2})
+        second = await session.call_tool("add", {"b": 2, "a": "one"})
+        assert await counts(client) == {}
+    [earlier] = texts(first)
+    assert texts(second) == [
+        "Tool 'add' was not run: this exact call already failed in this task. "
+        f"The earlier error: {earlier}"
+    ]
+    findings = found(second)
+    assert (findings["rule"], findings["attempts"], findings["guidance"]) == (
+        "loop-repeat",
+        0,
+        FIXABLE,
+    )
+
+
+# -- 5. protocol errors and read timeouts ----------------------------------------------
+
+
+async def test_protocol_error_is_returned_as_an_error_result(connect: Connect) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client, trust_annotations=True)
+        result = await session.call_tool("lookup", {"key": "ABC"})
+        assert await counts(client) == {"lookup": 1}
+    assert result.is_error is True
+    assert texts(result) == ["MCP error -32602: key must be lowercase: ABC"]
+    findings = found(result)
+    assert (findings["kind"], findings["source"], findings["reason"]) == (
+        "fixable",
+        "exception",
+        "text '-32602'",
+    )
+    assert findings["guidance"] == FIXABLE
+
+
+async def test_protocol_error_can_be_raised_instead(connect: Connect) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client, raise_protocol_errors=True)
+        with pytest.raises(MCPError) as caught:
+            await session.call_tool("lookup", {"key": "ABC"})
+    assert (caught.value.code, caught.value.message) == (-32602, "key must be lowercase: ABC")
+
+
+async def test_url_elicitation_is_not_a_failure_and_still_raises(connect: Connect) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client, trust_annotations=True)
+        with pytest.raises(MCPError) as caught:
+            await session.call_tool("connect_drive", {})
+        assert await counts(client) == {"connect_drive": 1}
+    assert (caught.value.code, caught.value.message) == (-32042, "URL elicitation required")
+
+
+async def test_read_timeout_of_a_read_is_retried_then_returned(
+    connect: Connect, sleeps: SleepLog
+) -> None:
+    async with connect() as client:
+        session = RecoveringSession(
+            client, effects={"slow": "read_only"}, retry=RetryPolicy(attempts=2)
+        )
+        result = await session.call_tool("slow", {"seconds": 30}, read_timeout_seconds=0.2)
+    findings = found(result)
+    [text] = texts(result)
+    assert result.is_error is True
+    assert text.startswith("MCP error -32001: ")
+    assert (findings["kind"], findings["reason"], findings["attempts"]) == (
+        "transient",
+        "TimeoutError",
+        2,
+    )
+    assert findings["stop"] == "attempts"
+    assert len(sleeps.sleeps) == 1
+
+
+async def test_read_timeout_of_a_write_is_not_retried(connect: Connect, sleeps: SleepLog) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client)
+        result = await session.call_tool("slow", {"seconds": 30}, read_timeout_seconds=0.2)
+    findings = found(result)
+    assert (findings["attempts"], findings["stop"], findings["outcome_unknown"]) == (
+        1,
+        "unsafe",
+        True,
+    )
+    assert findings["guidance"] == VERIFY_FIRST
+    assert sleeps.sleeps == []
+
+
+# -- 6. a structured result that violates output_schema ----------------------------------
+
+
+async def test_schema_violation_gets_an_advisory_receipt_and_keeps_the_raw_result(
+    connect: Connect,
+) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client)
+        result = await session.call_tool("quote", {"symbol": "ACME"})
+        with pytest.raises(RuntimeError, match="Invalid structured content"):
+            await client.call_tool("quote", {"symbol": "ACME"})
+    assert result.is_error is False
+    assert result.structured_content == {"symbol": "ACME", "price": "n/a"}
+    assert texts(result) == ['{\n  "symbol": "ACME",\n  "price": "n/a"\n}', ADVISORY]
+    violation = {
+        "code": "schema_violation",
+        "path": "price",
+        "expected": {"type": "number"},
+        "observed": "n/a",
+        "detail": "'n/a' is not of type 'number'",
+    }
+    findings = found(result)
+    assert findings["failed"] is False
+    assert findings["source"] == "contract"
+    assert findings["violations"] == [violation]
+    assert findings["receipt"] == {
+        "status": "inconsistent",
+        "violations": [violation],
+        "admissible_recovery_tools": [],
+    }
+
+
+async def test_receipt_names_recovery_tools_the_server_has(connect: Connect) -> None:
+    contracts = Contracts(substitutes={"quote": ("quote_backup", "search")})
+    async with connect() as client:
+        session = RecoveringSession(client, contracts=contracts, form="off")
+        result = await session.call_tool("quote", {"symbol": "ACME"})
+    assert texts(result) == ['{\n  "symbol": "ACME",\n  "price": "n/a"\n}']
+    assert found(result)["receipt"]["admissible_recovery_tools"] == ["search"]
+
+
+async def test_a_clean_result_gets_clean_findings(connect: Connect) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client, trust_annotations=True)
+        result = await session.call_tool("add", {"a": 2, "b": 3})
+    assert texts(result) == ["5"]
+    assert result.meta is not None
+    assert result.meta["toolmend"] == {
+        "tool": "add",
+        "effect": "read_only",
+        "effect_source": "annotations",
+        "form": "c3",
+        "failed": False,
+        "kind": None,
+        "rule": None,
+        "source": None,
+        "reason": None,
+        "guidance": None,
+        "note": None,
+        "attempts": 1,
+        "retry_after": None,
+        "outcome_unknown": False,
+        "stop": None,
+        "history": [],
+        "violations": [],
+        "receipt": None,
+    }
+    assert result.meta["io.modelcontextprotocol/serverInfo"]["name"] == "toolmend-demo"
+    wire = result.model_dump(by_alias=True, mode="json")
+    assert wire["_meta"]["toolmend"] == result.meta["toolmend"]
+
+
+# -- the tool listing follows notifications/tools/list_changed ---------------------------
+
+
+async def test_tool_listing_is_refreshed_when_the_server_says_it_changed(
+    connect: Connect, sleeps: SleepLog
+) -> None:
+    changed = anyio.Event()
+
+    async def handler(message: Any) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            changed.set()
+
+    async with connect(message_handler=handler) as client:
+        session = RecoveringSession(client, trust_annotations=True)
+        await session.call_tool("add", {"a": 1, "b": 1})
+        async with client.listen(tools_list_changed=True):
+            await session.call_tool("enable_refund", {})
+            with anyio.fail_after(10):
+                await changed.wait()
+        result = await session.call_tool("refund_status", {"order": "o-1"})
+    assert texts(result) == ["o-1: none"]
+    findings = found(result)
+    assert (findings["effect"], findings["attempts"]) == ("read_only", 2)
+    assert len(sleeps.sleeps) == 1
+
+
+@pytest.mark.parametrize("told", [True, False], ids=["told", "not-told"])
+async def test_hosts_can_report_a_changed_listing_themselves(connect: Connect, told: bool) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client, trust_annotations=True)
+        await session.call_tool("enable_refund", {})
+        if told:
+            await session.handle_message(ToolListChangedNotification())
+        result = await session.call_tool("refund_status", {"order": "o-1"})
+    findings = found(result)
+    if told:
+        assert (result.is_error, findings["effect"], findings["attempts"]) == (
+            False,
+            "read_only",
+            2,
+        )
+    else:
+        assert (result.is_error, findings["effect"], findings["stop"]) == (
+            True,
+            "unknown",
+            "unsafe",
+        )
+
+
+async def test_cancellation_passes_through(connect: Connect) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client, effects={"slow": "read_only"})
+        with anyio.move_on_after(0.5) as scope:
+            await session.call_tool("slow", {"seconds": 30})
+        after = await session.call_tool("add", {"a": 1, "b": 2})
+    assert scope.cancelled_caught is True
+    assert texts(after) == ["3"]
