@@ -1,1 +1,30 @@
-"""toolmend for the OpenAI Agents SDK."""
+"""toolmend for the OpenAI Agents SDK.
+
+One line turns it on for a run: ``Runner.run(agent, input, run_config=run_config())``.
+Tools built with :func:`function_tool` retry safe transient failures inside
+the call and fail with the true cause; :func:`failure_error_function` and
+:func:`input_filter` are the two halves for tools built elsewhere.
+"""
+
+from .config import run_config
+from .failure import FailureFunction, ToolFailed, failure_error_function, tool_error_formatter
+from .filter import InputFilter, input_filter
+from .mcp import mcp_error_results, mcp_server_options
+from .report import Captured, FailureRecord, capture
+from .tools import function_tool
+
+__all__ = [
+    "Captured",
+    "FailureFunction",
+    "FailureRecord",
+    "InputFilter",
+    "ToolFailed",
+    "capture",
+    "failure_error_function",
+    "function_tool",
+    "input_filter",
+    "mcp_error_results",
+    "mcp_server_options",
+    "run_config",
+    "tool_error_formatter",
+]

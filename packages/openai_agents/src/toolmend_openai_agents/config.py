@@ -1,0 +1,33 @@
+"""``run_config``: the one line that turns toolmend on for a run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents import RunConfig
+
+from toolmend import Effect, Form
+
+from .failure import tool_error_formatter
+from .filter import input_filter
+
+__all__ = ["run_config"]
+
+
+def run_config(
+    *, form: Form | str = Form.C3, effect: Effect | str = Effect.UNKNOWN, **kwargs: Any
+) -> RunConfig:
+    """A ``RunConfig`` with toolmend's input filter, built from your own settings.
+
+    ``Runner.run(agent, input, run_config=run_config())``.  Your own
+    ``call_model_input_filter`` runs after ours, on our result.  Unless you set
+    a ``tool_error_formatter``, plain ``agents.function_tool`` tools left on the
+    SDK's default failure function also show the model the true cause, with
+    ``effect`` assumed for them (undeclared = write).
+    """
+    kwargs["call_model_input_filter"] = input_filter(
+        form, then=kwargs.get("call_model_input_filter")
+    )
+    if kwargs.get("tool_error_formatter") is None:
+        kwargs["tool_error_formatter"] = tool_error_formatter(form, effect=effect)
+    return RunConfig(**kwargs)

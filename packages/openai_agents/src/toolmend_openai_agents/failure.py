@@ -1,0 +1,253 @@
+"""The failure function: the true cause for the model, the verdict for the filter.
+
+The SDK's default failure text hides the cause and tells the model to try
+again whatever happened.  Here the exception is classified by the core, the
+model reads the capped cause (and, in form C1, the next step), and the
+verdict is recorded by run and call id so the input filter can deliver the
+guidance without reading it back out of the text.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from agents import ModelBehaviorError, RunContextWrapper, ToolErrorFormatterArgs
+from agents.tool_context import ToolContext
+
+from toolmend import (
+    Effect,
+    ExceptionInfo,
+    Form,
+    Kind,
+    ToolFailure,
+    Verdict,
+    cap_error,
+    classify_exception,
+)
+from toolmend.exceptions import describe_exception
+from toolmend.failure import failure_from_exception
+from toolmend.guard import INVALID_ARGUMENTS
+from toolmend.guidance import GUIDANCE
+from toolmend.retry import outcome_unknown
+
+from . import report
+from .runs import RUNS
+
+__all__ = [
+    "FailureFunction",
+    "ToolFailed",
+    "failure_error_function",
+    "tool_error_formatter",
+]
+
+log = logging.getLogger("toolmend.openai_agents")
+
+UserFailureFunction = Callable[[RunContextWrapper[Any], Exception], "str | Awaitable[str]"]
+Validator = Callable[[str], "str | None"]
+"""Raw arguments JSON -> what is wrong with them (``None``: nothing found)."""
+
+
+class ToolFailed(Exception):
+    """Carries a :class:`toolmend.ToolFailure` through the SDK's failure pipeline.
+
+    The guarded tool body returns a failure as a value; raising it as this
+    exception lets the SDK treat the call as failed (spans, hooks, failure
+    function) while the failure function still reads the exact failure.
+    """
+
+    def __init__(self, failure: ToolFailure) -> None:
+        super().__init__(str(failure))
+        self.failure = failure
+
+
+def model_arguments(ctx: Any) -> Mapping[str, Any]:
+    """The arguments the model sent for this call, as a mapping (``{}`` when unknown)."""
+    raw = ctx.tool_arguments if isinstance(ctx, ToolContext) else None
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {"arguments": raw}
+    return value if isinstance(value, dict) else {"arguments": value}
+
+
+def _info(error: BaseException) -> ExceptionInfo:
+    if isinstance(error, ModelBehaviorError):
+        # The SDK raises this before the body runs, for arguments the model got wrong.
+        return ExceptionInfo(Kind.FIXABLE, "invalid tool arguments", None, True)
+    return classify_exception(error)
+
+
+def _invalid(tool: str, arguments: Mapping[str, Any], details: str) -> ToolFailure:
+    return ToolFailure(
+        tool=tool,
+        arguments=arguments,
+        kind=Kind.FIXABLE,
+        attempts=0,
+        cause=cap_error(INVALID_ARGUMENTS.format(tool=tool, details=details)),
+        guidance=GUIDANCE[Kind.FIXABLE],
+        rule="invalid-arguments",
+        reason="argument validation",
+    )
+
+
+def failure_of(
+    ctx: RunContextWrapper[Any],
+    error: BaseException,
+    effect: Effect | str = Effect.UNKNOWN,
+    validator: Validator | None = None,
+) -> ToolFailure:
+    """The failure behind ``error``: carried whole, or classified as one attempt.
+
+    The SDK rejects bad arguments with a message that names no field (it keeps
+    tool data out of its logs); ``validator`` recovers what the model must change.
+    """
+    if isinstance(error, ToolFailed):
+        return error.failure
+    tool = ctx.tool_name if isinstance(ctx, ToolContext) else "tool"
+    if isinstance(error, ModelBehaviorError) and validator is not None:
+        details = validator(ctx.tool_arguments if isinstance(ctx, ToolContext) else "")
+        if details is not None:
+            return _invalid(tool, model_arguments(ctx), details)
+    info = _info(error)
+    return failure_from_exception(
+        error,
+        info,
+        tool=tool,
+        arguments=model_arguments(ctx),
+        attempts=1,
+        stop=None,
+        unknown=outcome_unknown(info, Effect.parse(effect)),
+    )
+
+
+def shown_text(failure: ToolFailure, form: Form) -> str:
+    """The output the model reads: the cause, plus the next step in form C1."""
+    return str(failure) if form is Form.C1 else failure.cause
+
+
+def deliver(ctx: RunContextWrapper[Any], failure: ToolFailure, shown: str, form: Form) -> None:
+    """Record the verdict for the input filter and report the failure."""
+    call_id = ctx.tool_call_id if isinstance(ctx, ToolContext) else None
+    if call_id is not None:
+        delivered = form is Form.C1 and failure.guidance is not None and failure.guidance in shown
+        # A clean verdict tells the filter the guidance is already in the output.
+        RUNS.record(call_id, shown, Verdict(False) if delivered else failure.verdict())
+    report.failed(call_id, shown, failure)
+
+
+def _fallback(error: BaseException) -> str:
+    try:
+        return cap_error(describe_exception(error))
+    except Exception:
+        return "The tool failed."
+
+
+class FailureFunction:
+    """A ``failure_error_function`` for ``function_tool`` and MCP servers; see the factory."""
+
+    def __init__(
+        self,
+        form: Form | str = Form.C3,
+        *,
+        effect: Effect | str = Effect.UNKNOWN,
+        then: UserFailureFunction | None = None,
+        validator: Validator | None = None,
+    ) -> None:
+        self.form = Form.parse(form)
+        self.effect = Effect.parse(effect)
+        self.then = then
+        self.validator = validator
+
+    def __call__(self, ctx: RunContextWrapper[Any], error: Exception) -> str | Awaitable[str]:
+        try:
+            failure = failure_of(ctx, error, self.effect, self.validator)
+            shown = shown_text(failure, self.form)
+        except Exception:
+            log.exception("toolmend: could not classify a tool failure; showing the exception")
+            return _fallback(error)
+        if self.then is None:
+            self._deliver(ctx, failure, shown)
+            return shown
+        try:
+            custom = self.then(ctx, error)
+        except Exception:
+            log.exception("toolmend: the user's failure function raised; using toolmend's text")
+            self._deliver(ctx, failure, shown)
+            return shown
+        if inspect.isawaitable(custom):
+            return self._finish(ctx, failure, shown, custom)
+        return self._custom(ctx, failure, shown, custom)
+
+    async def _finish(
+        self, ctx: RunContextWrapper[Any], failure: ToolFailure, shown: str, pending: Awaitable[str]
+    ) -> str:
+        try:
+            custom = await pending
+        except Exception:
+            log.exception("toolmend: the user's failure function raised; using toolmend's text")
+            self._deliver(ctx, failure, shown)
+            return shown
+        return self._custom(ctx, failure, shown, custom)
+
+    def _custom(
+        self, ctx: RunContextWrapper[Any], failure: ToolFailure, shown: str, custom: Any
+    ) -> str:
+        text = shown
+        if not isinstance(custom, str):
+            log.warning("toolmend: the user's failure function returned a non-string; ignored")
+        elif self.form is Form.C1 and failure.guidance is not None:
+            text = f"{custom}\n{failure.guidance}"
+        else:
+            text = custom
+        self._deliver(ctx, failure, text)
+        return text
+
+    def _deliver(self, ctx: RunContextWrapper[Any], failure: ToolFailure, shown: str) -> None:
+        try:
+            deliver(ctx, failure, shown, self.form)
+        except Exception:
+            log.exception("toolmend: could not record a tool failure")
+
+
+def failure_error_function(
+    form: Form | str = Form.C3,
+    *,
+    effect: Effect | str = Effect.UNKNOWN,
+    then: UserFailureFunction | None = None,
+) -> FailureFunction:
+    """A failure function that tells the model what actually failed.
+
+    The model reads the capped cause of the failure (exception type and
+    message, where in your code, how many attempts); in form ``c1`` the true
+    next step follows it.  In the other forms the next step is delivered by
+    :func:`input_filter`, which finds the verdict recorded here.  ``effect``
+    is what to assume about tools that raised without toolmend's guard (an
+    undeclared effect is a write: a timeout then asks to verify before
+    repeating).  ``then`` is your own failure function: its text is shown
+    instead of the cause (e.g. to redact it), and if it is async, so is this.
+    """
+    return FailureFunction(form, effect=effect, then=then)
+
+
+def tool_error_formatter(
+    form: Form | str = Form.C3, *, effect: Effect | str = Effect.UNKNOWN
+) -> Callable[[ToolErrorFormatterArgs[Any]], str | None]:
+    """A ``RunConfig.tool_error_formatter`` that does for plain ``agents.function_tool``
+    tools (those left on the SDK's default failure function) what
+    :func:`failure_error_function` does; other errors keep the SDK's message.
+    """
+    chosen = FailureFunction(form, effect=effect)
+
+    def format_error(args: ToolErrorFormatterArgs[Any]) -> str | None:
+        if args.kind != "tool_exception" or args.tool_type != "function" or args.error is None:
+            return None
+        shown = chosen(args.run_context, args.error)
+        return shown if isinstance(shown, str) else None
+
+    return format_error

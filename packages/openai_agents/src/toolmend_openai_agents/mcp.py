@@ -1,0 +1,101 @@
+"""MCP servers of the SDK: failures and error results handled like function tools'.
+
+An MCP tool fails in two ways.  The call raises (transport, protocol or
+server error): the server's ``failure_error_function`` decides the text, and
+ours tells the truth and records the verdict.  Or the server answers with
+``isError``: the SDK passes the result on as ordinary output, with no flag the
+model or the input filter could see, so the custom-data extractor, which
+does see the flag, records the verdict for the filter.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from agents.mcp import MCPToolCustomDataContext
+from agents.tool_context import ToolContext
+
+from toolmend import Effect, Form, ToolFailure, cap_error
+from toolmend import inspect as inspect_result
+from toolmend.guidance import guidance_for
+
+from . import report
+from .failure import FailureFunction
+from .runs import RUNS, output_text
+
+__all__ = ["MCPErrorResults", "mcp_error_results", "mcp_server_options"]
+
+log = logging.getLogger("toolmend.openai_agents")
+
+UserExtractor = Callable[
+    [MCPToolCustomDataContext], "Mapping[str, Any] | Awaitable[Mapping[str, Any] | None] | None"
+]
+
+
+def _record(context: MCPToolCustomDataContext) -> None:
+    if context.is_error is not True:
+        return
+    run_context = context.run_context
+    if not isinstance(run_context, ToolContext):
+        return
+    text = output_text(context.tool_output)
+    verdict = inspect_result(text, is_error=True)
+    if not verdict.failed or verdict.kind is None:
+        return
+    RUNS.record(run_context.tool_call_id, context.tool_output, verdict)
+    failure = ToolFailure(
+        tool=context.tool_display_name,
+        arguments=dict(context.arguments),
+        kind=verdict.kind,
+        attempts=1,
+        cause=cap_error(text),
+        guidance=verdict.guidance or guidance_for(verdict.kind),
+        rule=verdict.rule or "is_error",
+        reason=verdict.reason,
+    )
+    report.failed(run_context.tool_call_id, text, failure)
+
+
+class MCPErrorResults:
+    """An MCP ``custom_data_extractor`` that records ``isError`` results; see the factory."""
+
+    def __init__(self, then: UserExtractor | None = None) -> None:
+        self.then = then
+
+    def __call__(
+        self, context: MCPToolCustomDataContext
+    ) -> Mapping[str, Any] | Awaitable[Mapping[str, Any] | None] | None:
+        try:
+            _record(context)
+        except Exception:
+            log.exception("toolmend: could not record an MCP error result")
+        return None if self.then is None else self.then(context)
+
+
+def mcp_error_results(then: UserExtractor | None = None) -> MCPErrorResults:
+    """A ``custom_data_extractor`` for the SDK's MCP servers that classifies error results.
+
+    Results the server flagged with ``isError`` are classified and recorded,
+    so the input filter delivers their next step like a function tool's.
+    ``then`` is your own extractor; what it returns is the custom data.
+    """
+    return MCPErrorResults(then)
+
+
+def mcp_server_options(
+    form: Form | str = Form.C3,
+    *,
+    effect: Effect | str = Effect.UNKNOWN,
+    then: UserExtractor | None = None,
+) -> dict[str, Any]:
+    """Keyword arguments for ``MCPServerStdio`` / ``MCPServerSse`` / ``MCPServerStreamableHttp``.
+
+    ``MCPServerStdio(params, **mcp_server_options())``: the failure function
+    for calls that raise, and the extractor for ``isError`` results.
+    """
+    return {
+        "failure_error_function": FailureFunction(form, effect=effect),
+        "custom_data_extractor": mcp_error_results(then),
+    }

@@ -1,0 +1,374 @@
+"""``function_tool``: the SDK's decorator, with the body run under toolmend's retry policy.
+
+The SDK validates the arguments and handles the failure; toolmend runs the
+body between the two: transient failures are retried inside the call when
+repeating is safe (declared read-only or idempotent, an idempotency key the
+tool honours, a failure before dispatch, or a verify hook saying the first
+attempt did not land), and a call that still fails reaches the failure
+function as a :class:`~toolmend_openai_agents.failure.ToolFailed` carrying the
+exact failure.  The run's loop guard refuses exact repeats of calls that
+cannot succeed.
+
+To see the run and the call, the body needs the tool context, so the
+function is wrapped in one that takes it first (the SDK then passes it) and
+hides the idempotency-key parameter, which the runtime fills.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import typing
+from collections.abc import Awaitable, Callable
+from typing import Any, overload
+
+import agents
+from agents import FunctionTool, RunContextWrapper
+from agents.function_schema import DocstringStyle, function_schema
+from agents.tool import (
+    FunctionToolCustomDataExtractor,
+    ToolCaller,
+    ToolErrorFunction,
+    ToolTimeoutBehavior,
+)
+from agents.tool_context import ToolContext
+from agents.tool_guardrails import ToolInputGuardrail, ToolOutputGuardrail
+from agents.util._types import MaybeAwaitable
+from pydantic import BaseModel, ValidationError
+
+from toolmend import CallContext, Effect, RetryPolicy, ToolFailure, aexecute, execute
+
+from .failure import FailureFunction, ToolFailed, Validator, model_arguments
+from .runs import RUNS
+
+__all__ = ["function_tool"]
+
+Verify = Callable[[CallContext, BaseException], "bool | Awaitable[bool | None] | None"]
+_UNSET: Any = object()
+_DEFAULT_POLICY = RetryPolicy()
+_CONTEXT_TYPES = (RunContextWrapper, ToolContext)
+
+
+def _is_context(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation) or annotation
+    return isinstance(origin, type) and issubclass(origin, _CONTEXT_TYPES)
+
+
+class _Shape:
+    """The function's signature split into the context, the public part and the key."""
+
+    def __init__(self, func: Callable[..., Any], key_param: str | None) -> None:
+        signature = inspect.signature(func)
+        # A callable instance keeps its annotations on ``__call__``.
+        plain = inspect.isroutine(func) or inspect.isclass(func)
+        annotated = func if plain else type(func).__call__
+        try:
+            hints = typing.get_type_hints(annotated, include_extras=True)
+        except Exception:
+            hints = dict(getattr(annotated, "__annotations__", {}))
+        params = list(signature.parameters.values())
+        first = params[0] if params else None
+        self.takes_context = first is not None and _is_context(
+            hints.get(first.name, first.annotation)
+        )
+        rest = params[1:] if self.takes_context else params
+        if key_param is not None:
+            found = signature.parameters.get(key_param)
+            if found is None or found.kind in (
+                inspect.Parameter.POSITIONAL_ONLY,
+                inspect.Parameter.VAR_POSITIONAL,
+                inspect.Parameter.VAR_KEYWORD,
+            ):
+                raise TypeError(
+                    f"{getattr(func, '__name__', func)!r} needs a keyword parameter "
+                    f"{key_param!r} for the idempotency key"
+                )
+        public = [p for p in rest if p.name != key_param]
+        context = (
+            first
+            if self.takes_context and first is not None
+            else inspect.Parameter(
+                "_toolmend_context",
+                inspect.Parameter.POSITIONAL_ONLY,
+                annotation=ToolContext[Any],
+            )
+        )
+        self.signature = signature.replace(parameters=[context, *public])
+        annotations = {p.name: hints[p.name] for p in public if p.name in hints}
+        annotations[context.name] = hints.get(context.name, ToolContext[Any])
+        if "return" in hints:
+            annotations["return"] = hints["return"]
+        self.annotations = annotations
+
+
+def _guarded(
+    func: Callable[..., Any],
+    *,
+    name: str,
+    effect: Effect | str,
+    policy: RetryPolicy,
+    verify: Verify | None,
+    key_param: str | None,
+    passthrough: tuple[type[BaseException], ...],
+) -> Callable[..., Any]:
+    shape = _Shape(func, key_param)
+    honours_key = key_param is not None
+
+    def call_args(ctx: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        return (ctx, *args) if shape.takes_context else args
+
+    def call_kwargs(kwargs: dict[str, Any], call: CallContext) -> dict[str, Any]:
+        return kwargs if key_param is None else {**kwargs, key_param: call.idempotency_key}
+
+    def options(ctx: Any) -> dict[str, Any]:
+        return {
+            "tool": getattr(ctx, "tool_name", None) or name,
+            "arguments": model_arguments(ctx),
+            "effect": effect,
+            "policy": policy,
+            "loop": RUNS.state().loop,
+            "verify": verify,
+            "honours_key": honours_key,
+            "passthrough": passthrough,
+        }
+
+    def outcome(result: Any) -> Any:
+        if isinstance(result, ToolFailure):
+            raise ToolFailed(result)
+        return result
+
+    wrapper: Callable[..., Any]
+    is_async = inspect.iscoroutinefunction(func if inspect.isroutine(func) else type(func).__call__)
+    if is_async:
+
+        @functools.wraps(func)
+        async def async_wrapper(ctx: Any, /, *args: Any, **kwargs: Any) -> Any:
+            async def attempt(call: CallContext) -> Any:
+                return await func(*call_args(ctx, args), **call_kwargs(kwargs, call))
+
+            return outcome(await aexecute(attempt, **options(ctx)))
+
+        wrapper = async_wrapper
+    else:
+
+        @functools.wraps(func)
+        def sync_wrapper(ctx: Any, /, *args: Any, **kwargs: Any) -> Any:
+            def attempt(call: CallContext) -> Any:
+                return func(*call_args(ctx, args), **call_kwargs(kwargs, call))
+
+            return outcome(execute(attempt, **options(ctx)))
+
+        wrapper = sync_wrapper
+    exposed: Any = wrapper
+    exposed.__signature__ = shape.signature
+    exposed.__annotations__ = shape.annotations
+    if not (inspect.isroutine(func) or inspect.isclass(func)):
+        exposed.__name__ = exposed.__qualname__ = type(func).__name__
+        exposed.__doc__ = inspect.getdoc(type(func).__call__) or inspect.getdoc(type(func))
+    return wrapper
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _validator(model: type[BaseModel]) -> Validator:
+    """What is wrong with the arguments, in the words of the SDK's own model."""
+
+    def validate(raw: str) -> str | None:
+        try:
+            data = json.loads(raw) if raw else {}
+        except ValueError as exc:
+            return f"the arguments are not valid JSON ({exc})"
+        if not isinstance(data, dict):
+            return "the arguments must be a JSON object"
+        try:
+            model(**data)
+        except ValidationError as exc:
+            return "; ".join(
+                f"{'.'.join(str(part) for part in item['loc'])}: {item['msg']} "
+                f"(got {_short(item.get('input'))})"
+                for item in exc.errors(include_url=False)
+            )
+        except Exception:
+            return None
+        return None
+
+    return validate
+
+
+def _failure_function(
+    given: Any, effect: Effect | str, validator: Validator | None
+) -> ToolErrorFunction | None:
+    if given is _UNSET:
+        return FailureFunction(effect=effect, validator=validator)
+    if given is None:
+        return None
+    if isinstance(given, FailureFunction):
+        if given.validator is not None or validator is None:
+            return given
+        return FailureFunction(
+            given.form, effect=given.effect, then=given.then, validator=validator
+        )
+    return FailureFunction(effect=effect, then=given, validator=validator)
+
+
+@overload
+def function_tool(
+    func: Callable[..., Any],
+    *,
+    name_override: str | None = None,
+    description_override: str | None = None,
+    docstring_style: DocstringStyle | None = None,
+    use_docstring_info: bool = True,
+    failure_error_function: ToolErrorFunction | None = ...,
+    strict_mode: bool = True,
+    is_enabled: bool
+    | Callable[[RunContextWrapper[Any], agents.AgentBase[Any]], MaybeAwaitable[bool]] = True,
+    needs_approval: bool
+    | Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitable[bool]] = False,
+    tool_input_guardrails: list[ToolInputGuardrail[Any]] | None = None,
+    tool_output_guardrails: list[ToolOutputGuardrail[Any]] | None = None,
+    timeout: float | None = None,
+    timeout_behavior: ToolTimeoutBehavior = "error_as_result",
+    timeout_error_function: ToolErrorFunction | None = None,
+    defer_loading: bool = False,
+    custom_data_extractor: FunctionToolCustomDataExtractor | None = None,
+    allowed_callers: list[ToolCaller] | None = None,
+    output_type: Any | None = None,
+    output_json_schema: dict[str, Any] | None = None,
+    effect: Effect | str = Effect.UNKNOWN,
+    retry: RetryPolicy | None = ...,
+    verify: Verify | None = None,
+    idempotency_key: str | None = None,
+    passthrough: tuple[type[BaseException], ...] = (),
+) -> FunctionTool: ...
+@overload
+def function_tool(
+    func: None = None,
+    *,
+    name_override: str | None = None,
+    description_override: str | None = None,
+    docstring_style: DocstringStyle | None = None,
+    use_docstring_info: bool = True,
+    failure_error_function: ToolErrorFunction | None = ...,
+    strict_mode: bool = True,
+    is_enabled: bool
+    | Callable[[RunContextWrapper[Any], agents.AgentBase[Any]], MaybeAwaitable[bool]] = True,
+    needs_approval: bool
+    | Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitable[bool]] = False,
+    tool_input_guardrails: list[ToolInputGuardrail[Any]] | None = None,
+    tool_output_guardrails: list[ToolOutputGuardrail[Any]] | None = None,
+    timeout: float | None = None,
+    timeout_behavior: ToolTimeoutBehavior = "error_as_result",
+    timeout_error_function: ToolErrorFunction | None = None,
+    defer_loading: bool = False,
+    custom_data_extractor: FunctionToolCustomDataExtractor | None = None,
+    allowed_callers: list[ToolCaller] | None = None,
+    output_type: Any | None = None,
+    output_json_schema: dict[str, Any] | None = None,
+    effect: Effect | str = Effect.UNKNOWN,
+    retry: RetryPolicy | None = ...,
+    verify: Verify | None = None,
+    idempotency_key: str | None = None,
+    passthrough: tuple[type[BaseException], ...] = (),
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+def function_tool(
+    func: Callable[..., Any] | None = None,
+    *,
+    name_override: str | None = None,
+    description_override: str | None = None,
+    docstring_style: DocstringStyle | None = None,
+    use_docstring_info: bool = True,
+    failure_error_function: ToolErrorFunction | None = _UNSET,
+    strict_mode: bool = True,
+    is_enabled: bool
+    | Callable[[RunContextWrapper[Any], agents.AgentBase[Any]], MaybeAwaitable[bool]] = True,
+    needs_approval: bool
+    | Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitable[bool]] = False,
+    tool_input_guardrails: list[ToolInputGuardrail[Any]] | None = None,
+    tool_output_guardrails: list[ToolOutputGuardrail[Any]] | None = None,
+    timeout: float | None = None,
+    timeout_behavior: ToolTimeoutBehavior = "error_as_result",
+    timeout_error_function: ToolErrorFunction | None = None,
+    defer_loading: bool = False,
+    custom_data_extractor: FunctionToolCustomDataExtractor | None = None,
+    allowed_callers: list[ToolCaller] | None = None,
+    output_type: Any | None = None,
+    output_json_schema: dict[str, Any] | None = None,
+    effect: Effect | str = Effect.UNKNOWN,
+    retry: RetryPolicy | None = _DEFAULT_POLICY,
+    verify: Verify | None = None,
+    idempotency_key: str | None = None,
+    passthrough: tuple[type[BaseException], ...] = (),
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """``agents.function_tool`` with the body run under toolmend (bare or with arguments).
+
+    The SDK's parameters mean what they mean there; the failure function
+    defaults to :func:`failure_error_function` (your own, if given, supplies
+    the text and toolmend still records the verdict; ``None`` raises as in the
+    SDK), and so does the timeout message.  Added:
+
+    - ``effect``: ``read_only``, ``idempotent``, ``write`` or ``unknown`` (the
+      default, treated as a write). Only repeatable calls are retried blindly.
+    - ``retry``: the :class:`toolmend.RetryPolicy` (``None``: no automatic retry).
+    - ``verify``: ``(call, exc) -> True`` (it landed) / ``False`` (it did not,
+      safe to repeat) / ``None``, asked before repeating a call that may have landed.
+    - ``idempotency_key``: the name of your function's parameter that receives a
+      key that is the same on every attempt of one call; the tool is then taken
+      to honour it (its repeats are safe), and the model never sees the parameter.
+    - ``passthrough``: exception types that propagate untouched.
+    """
+    policy = retry if retry is not None else RetryPolicy.none()
+
+    def create(the_func: Callable[..., Any]) -> FunctionTool:
+        name = name_override or getattr(the_func, "__name__", None) or "tool"
+        body = _guarded(
+            the_func,
+            name=name,
+            effect=effect,
+            policy=policy,
+            verify=verify,
+            key_param=idempotency_key,
+            passthrough=tuple(passthrough),
+        )
+        schema = function_schema(
+            body,
+            docstring_style=docstring_style,
+            name_override=name_override,
+            description_override=description_override,
+            use_docstring_info=use_docstring_info,
+            strict_json_schema=strict_mode,
+        )
+        validator = _validator(schema.params_pydantic_model)
+        failure_function = _failure_function(failure_error_function, effect, validator)
+        timeout_function = _failure_function(
+            _UNSET if timeout_error_function is None else timeout_error_function, effect, None
+        )
+        return agents.function_tool(
+            body,
+            name_override=name_override,
+            description_override=description_override,
+            docstring_style=docstring_style,
+            use_docstring_info=use_docstring_info,
+            failure_error_function=failure_function,
+            strict_mode=strict_mode,
+            is_enabled=is_enabled,
+            needs_approval=needs_approval,
+            tool_input_guardrails=tool_input_guardrails,
+            tool_output_guardrails=tool_output_guardrails,
+            timeout=timeout,
+            timeout_behavior=timeout_behavior,
+            timeout_error_function=timeout_function,
+            defer_loading=defer_loading,
+            custom_data_extractor=custom_data_extractor,
+            allowed_callers=allowed_callers,
+            output_type=output_type,
+            output_json_schema=output_json_schema,
+        )
+
+    if func is not None:
+        return create(func)
+    return create
