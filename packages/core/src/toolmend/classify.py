@@ -1,29 +1,50 @@
 """Decide what kind of failure an error text describes.
 
 The paper's procedure: words in the first 4 KB, unrecoverable before transient
-before fixable, everything else ambiguous.  Beyond it, HTTP status codes carried
-in the text count as words, and a Python traceback is judged by its exception
-lines rather than by its source frames (a frame can quote any word: a function
-called ``rate_limit``, ``timeout=5`` in a call), even when the trace is long.
+before fixable, everything else ambiguous; a command's own timeout stays
+ambiguous, since repeating the command may time out again.  Beyond it, when no
+word decides, an HTTP status carried in the text counts, then an explicit
+"retry after N".
+
+Words count only where they describe the failure.  A Python traceback is judged
+by its exception lines, not its source frames (a frame can quote any word: a
+function called ``rate_limit``, ``timeout=5`` in a call), and its last exception
+counts even when the traceback is longer than 4 KB.  Texts a framework echoes
+from the call (a tool name, the arguments, a rejected input value, a JSON
+schema) are removed first: the model's own query must not decide the kind.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from . import words
 from .model import Kind
 
-__all__ = ["Classification", "classify_text"]
+__all__ = ["HEAD", "Classification", "classify_text"]
 
 HEAD = 4096
 _TRACEBACK = "Traceback (most recent call last):"
-_CHAIN_LINES = (
-    _TRACEBACK,
+_CHAIN = (
     "During handling of the above exception",
     "The above exception was the direct cause",
 )
-_PRIORITY = {Kind.UNRECOVERABLE: 0, Kind.TRANSIENT: 1, Kind.FIXABLE: 2}
+# Framework wrappers whose text names the tool or echoes the arguments: LangGraph's
+# ToolNode (its invocation error means the arguments failed validation), the MCP
+# SDK and LangChain's ToolRetryMiddleware.
+_WRAPPER = re.compile(
+    r"Error executing tool '[^'\n]*' with kwargs [^\n]*? with error:\n"
+    r"|(?P<invoking>Error invoking tool '[^'\n]*' with kwargs [^\n]*? with error:\n)"
+    r"|Error executing tool [^\s:]*:?"
+    r"|Tool '[^'\n]*' failed after \d+ attempts? with "
+)
+_WRAPPED = ("Error executing tool", "Error invoking tool", "Tool '")
+# The OpenAI Agents SDK's text for a tool that exceeded its own timeout.
+_TOOL_TIMEOUT = re.compile(r"Tool '[^'\n]*' timed out after ")
+_KWARGS = re.compile(r" with kwargs \{.*?\} with error:")
+_INPUT_VALUE = re.compile(r"input_value=.*?, input_type=")
+_SCHEMA_DUMP = "\n\nFailed validating '"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,25 +55,60 @@ class Classification:
     reason: str | None
 
 
+# One shared instance per outcome: results are frozen, and building one costs more
+# than finding the word.
 AMBIGUOUS = Classification(Kind.AMBIGUOUS, None)
+_TOOL_TIMEOUT_FOUND = Classification(Kind.AMBIGUOUS, "tool timeout")
+_RETRY_FOUND = Classification(Kind.TRANSIENT, "retry hint")
+_WIDE_FOUND = tuple(Classification(*entry) for entry in words.WIDE_MATCHER.entries)
+_COMMON_FOUND = tuple(Classification(*entry) for entry in words.COMMON_MATCHER.entries)
+_HTTP_FOUND = {code: Classification(kind, f"HTTP {code}") for code, kind in words.HTTP_KIND.items()}
 
 
-def _exception_lines(text: str) -> str:
-    """The unindented lines of a traceback: the exception and its message."""
-    kept = [
-        line
-        for line in text.splitlines()
-        if line and not line[0].isspace() and not line.startswith(_CHAIN_LINES)
-    ]
-    return "\n".join(kept)
+def _exception_lines(text: str, in_frames: bool) -> list[str]:
+    """Lines of a traceback text that are not source frames or chain separators."""
+    kept: list[str] = []
+    for line in text.split("\n"):
+        if line.startswith(_TRACEBACK):
+            in_frames = True
+            continue
+        if in_frames:
+            if not line or line[0] == " ":
+                continue
+            in_frames = False
+        if not line.startswith(_CHAIN):
+            kept.append(line)
+    return kept
 
 
 def _region(text: str) -> str:
-    if _TRACEBACK not in text[:HEAD] and _TRACEBACK not in text[-HEAD:]:
-        return text[:HEAD]
-    if len(text) > 2 * HEAD:
-        text = text[:HEAD] + "\n" + text[-HEAD:]
-    return _exception_lines(text)
+    """The part of the text that decides: the first 4 KB, or a traceback's exceptions."""
+    if len(text) <= 2 * HEAD:
+        if _TRACEBACK not in text:
+            return text if len(text) <= HEAD else text[:HEAD]
+        return "\n".join(_exception_lines(text, False))
+    head, tail = text[:HEAD], text[-HEAD:]
+    if _TRACEBACK not in head and _TRACEBACK not in tail:
+        return head
+    # The tail starts mid-line, most likely inside the frames.
+    tail = tail.split("\n", 1)[-1]
+    return "\n".join(_exception_lines(head, False) + _exception_lines(tail, True))
+
+
+def _scrub(region: str) -> str:
+    """Remove what is echoed from the call: arguments, a rejected value, a JSON schema.
+
+    jsonschema's text keeps its message and the name of the failed check.
+    """
+    if _SCHEMA_DUMP in region:
+        head, _, tail = region.partition(_SCHEMA_DUMP)
+        check = tail.split("'", 1)[0]
+        region = f"{head}{_SCHEMA_DUMP}{check}'"
+    if "input_value=" in region:
+        region = _INPUT_VALUE.sub("input_type=", region)
+    if " with kwargs " in region:
+        region = _KWARGS.sub(" with error:", region)
+    return region
 
 
 def classify_text(text: str, *, wide: bool = True) -> Classification:
@@ -61,31 +117,24 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
     ``wide=False`` applies only the common words, as for the coding agents'
     own rules, whose shell output quotes other programs' errors.
     """
-    region = _region(text)
-    best: Classification | None = None
-    veto = False
+    stripped = text.lstrip()
+    if stripped.startswith(_WRAPPED):
+        if _TOOL_TIMEOUT.match(stripped):
+            return _TOOL_TIMEOUT_FOUND
+        wrapper = _WRAPPER.match(stripped)
+        if wrapper is not None:
+            rest = stripped[wrapper.end() :]
+            stripped = "ToolInvocationError: " + rest if wrapper["invoking"] else rest
+    region = _scrub(_region(stripped))
     if wide:
-        table, pattern = words.WIDE_TABLE, words.WIDE_RE
-    else:
-        table, pattern = words.COMMON, words.COMMON_RE
-    for match in pattern.finditer(region):
-        word = match.group()
-        kind = table[word]
-        if kind is Kind.AMBIGUOUS:
-            veto = True
-            continue
-        if best is None or _PRIORITY[kind] < _PRIORITY[best.kind]:
-            best = Classification(kind, word)
-            if kind is Kind.UNRECOVERABLE:
-                return best
-    if wide:
-        for match in words.HTTP_STATUS.finditer(region):
-            code = int(next(g for g in match.groups() if g is not None))
-            kind = words.HTTP_KIND.get(code)
-            if kind is None:
-                continue
-            if best is None or _PRIORITY[kind] < _PRIORITY[best.kind]:
-                best = Classification(kind, f"HTTP {code}")
-        if best is None and not veto and words.RETRY_HINT.search(region):
-            best = Classification(Kind.TRANSIENT, "retry hint")
-    return best if best is not None else AMBIGUOUS
+        index = words.WIDE_MATCHER.find(region)
+        if index >= 0:
+            return _WIDE_FOUND[index]
+        status = words.http_status(region)
+        if status is not None:
+            return _HTTP_FOUND[status]
+        if words.retry_hint(region):
+            return _RETRY_FOUND
+        return AMBIGUOUS
+    index = words.COMMON_MATCHER.find(region)
+    return _COMMON_FOUND[index] if index >= 0 else AMBIGUOUS

@@ -1,27 +1,36 @@
 """Decide whether a tool result is a failure, and which rule says so.
 
 Three sources of evidence, in the paper's order (Appendix A): explicit client
-flags for every client, recorded rules for known coding agents chosen by their
+flags for every client, rules recorded from four coding agents chosen by their
 User-Agent, and standard error start texts for everyone else.  Error words in
 the middle of a result are never enough: a log with ERROR lines, a source file
 or a test's output quoting a ``TypeError`` is a successful call.
+
+The kind's wider word lists apply where the text is itself an error message (the
+generic rule's texts, MCP results, a one-line flagged error), not to a flagged
+command's output, which quotes other programs' errors; for the coding agents
+only the common words apply, as in the paper.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .classify import Classification, classify_text
+from .classify import AMBIGUOUS, Classification, classify_text
 from .model import Kind, Source
 
-__all__ = ["Verdict", "agent_of", "inspect", "text_of"]
+__all__ = ["AGENTS", "Verdict", "agent_of", "inspect", "is_error_text", "text_of"]
+
+log = logging.getLogger("toolmend")
 
 _JSON_LIMIT = 256 * 1024
 _TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
+_ONE_LINE = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,10 +43,27 @@ class Verdict:
     source: Source | None = None
     reason: str | None = None
     guidance: str | None = None
-    """Overrides the kind's sentence, e.g. the verify-first text for a write that may have landed."""
+    """Overrides the kind's sentence, e.g. verify-first for a write that may have landed."""
 
 
 CLEAN = Verdict(False)
+# Enum members are looked up once: an attribute access on an Enum class is slow.
+_FLAG, _AGENT, _GENERIC = Source.FLAG, Source.AGENT, Source.GENERIC
+_MADE: dict[tuple[int, str], tuple[Classification, Verdict]] = {}
+
+
+def _failed(found: Classification, rule: str, source: Source) -> Verdict:
+    """One shared verdict per outcome: verdicts are frozen and the set is small.
+
+    Keyed by the classification's identity (classify_text returns shared
+    instances), which is cheaper than hashing its enum.
+    """
+    made = _MADE.get((id(found), rule))
+    if made is None or made[0] is not found:
+        made = (found, Verdict(True, found.kind, rule, source, found.reason))
+        if len(_MADE) < 4096:
+            _MADE[(id(found), rule)] = made
+    return made[1]
 
 
 def text_of(content: Any) -> str | None:
@@ -67,7 +93,7 @@ _QWEN_EXIT = re.compile(r"^Exit Code: *(.*)$", re.M)
 _QWEN_ERROR_LINE = re.compile(r"^Error: *(.*)$", re.M)
 _CODEX_EXITED = re.compile(r"Process exited with code (-?\d+)")
 _CODEX_EXIT_CODE = re.compile(r"Exit code: *(-?\d+)")
-_OPENCODE_EXIT = re.compile(r"Exited with code (-?\d+)\s*$")
+_OPENCODE_EXIT = re.compile(r"Exited with code (-?\d+)")
 
 AGENTS = {"qwencode/": "qwen", "codex": "codex", "kilo-code/": "kilo", "opencode/": "opencode"}
 
@@ -91,6 +117,7 @@ def _nonzero(value: str) -> bool:
 
 
 def _agent_rule(agent: str, text: str) -> str | None:
+    """Rules 4-13 on the raw text: no leading white space is ignored here."""
     if agent == "qwen":
         if text.startswith("File not found:"):
             return "qwen-notfound"
@@ -100,9 +127,7 @@ def _agent_rule(agent: str, text: str) -> str | None:
             if (codes and _nonzero(codes[-1])) or (errors and errors[-1].strip() != "(none)"):
                 return "qwen-exit"
             return None
-        if text.startswith("Error") or (
-            text.startswith("File") and "has not been read" in text
-        ):
+        if text.startswith("Error") or (text.startswith("File") and "has not been read" in text):
             return "qwen-error"
     elif agent == "codex":
         exited = _CODEX_EXITED.search(text)
@@ -125,13 +150,15 @@ def _agent_rule(agent: str, text: str) -> str | None:
             return "kilo-usage"
     elif agent == "opencode":
         last = text.rstrip().rsplit("\n", 1)[-1]
-        exited = _OPENCODE_EXIT.search(last)
+        exited = _OPENCODE_EXIT.fullmatch(last.strip())
         if exited and _nonzero(exited.group(1)):
             return "opencode-exit"
     return None
 
 
-# Generic start texts (Table 5), plus the wrappers the frameworks put around errors.
+# Generic start texts (Table 5), then the other standard forms of an error text:
+# the SDKs' "Error code: N", LangGraph's, LangChain's and the Agents SDK's
+# wrappers, OSError, urllib3, urllib, pydantic, jsonschema and argument errors.
 _GENERIC_PREFIXES = (
     "Error:",
     "ERROR:",
@@ -145,16 +172,35 @@ _GENERIC_PREFIXES = (
     "HTTP 5",
     "Client error '",
     "Server error '",
-    "Unknown tool:",
+    "Error invoking tool '",
+    "Unknown tool: ",
+    "<urlopen error ",
+    "HTTPConnectionPool(host=",
+    "HTTPSConnectionPool(host=",
+    "('Connection aborted.', ",
 )
-_GENERIC_PATTERN = re.compile(
-    r"[A-Za-z_][\w.]*(?:Error|Exception|Timeout|timeout)[:(]"
-    r"|\d{3} (?:Client|Server) Error:"
-    r"|Error code: \d{3} - "
-    r"|Tool '[^'\n]*' failed after \d+ attempts? with "
-    r"|\[Errno -?\d+\] "
+# Forms that start with a name: exception names (``TypeError:``, ``httpx.ReadTimeout:``,
+# ``ConnectionResetError(``), the SDKs' status text, framework wrappers naming the
+# tool, and Python's argument errors naming the function.
+_NAMED_START = re.compile(
+    r"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?(?:Error|Exception)[:(]"
+    r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*Timeout[:(]"
+    r"|(?:[A-Za-z_]\w*\.)+[Tt]imeout[:(]"
+    r"|Error code: \d{3}\b"
+    r"|Tool '[^'\n]*' (?:failed after \d+ attempts? with |timed out after )"
+    r"|[\w.<>]+\(\) (?:got an unexpected keyword|missing \d+ required|takes \d+ positional"
+    r"|takes from \d+ to \d+ positional|got multiple values|got some positional-only)"
 )
-_JSON_ERROR_PREFIX = re.compile(r'\{\s*"error"\s*:\s*(?:\{\s*"|"[^"])')
+# Forms that start with a number or a bracket: requests, pydantic, OSError.
+_NUMBERED_START = re.compile(
+    r"\d{3} (?:Client|Server) Error:|\d+ validation errors? for |\[Errno -?\d+\] "
+)
+_JSON_ERROR = re.compile(r'\{\s*"error"\s*:\s*(?:\{|"[^"])')
+_BARE_EXCEPTION = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\s*")
+# jsonschema's ValidationError: a one-line message, then the failed check.
+_SCHEMA_MARK = "\n\nFailed validating '"
+_SCHEMA_ERROR = re.compile(r"[^\n]+\n\nFailed validating '[^'\n]+' in ")
+_START_WINDOW = 512
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
@@ -162,54 +208,92 @@ def _json_object(text: str) -> dict[str, Any] | None:
         return None
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
 
-def _json_flag(text: str, obj: dict[str, Any] | None) -> str | None:
-    if obj is None:
-        return None
-    if obj.get("isError") is True:
-        return "mcp-iserror"
-    if text.startswith('{"query":') and obj.get("success") is False:
-        return "cline"
-    error = obj.get("error")
-    if (
-        text.startswith('{"error":{"type":"tool.execution"')
-        and isinstance(error, Mapping)
-        and error.get("type") == "tool.execution"
-    ):
-        return "opencode"
-    return None
-
-
-def _json_error(obj: dict[str, Any] | None, stripped: str) -> bool:
-    if obj is None:
-        return len(stripped) > _JSON_LIMIT and bool(_JSON_ERROR_PREFIX.match(stripped))
-    error = obj.get("error")
-    return (isinstance(error, str) and error.strip() != "") or (
-        isinstance(error, Mapping) and len(error) > 0
+def _jsonrpc_error(stripped: str) -> bool:
+    """A JSON-RPC 2.0 error response: its ``error`` member is there only on failure."""
+    if '"jsonrpc"' not in stripped[:200]:
+        return False
+    obj = _json_object(stripped)
+    return (
+        obj is not None
+        and obj.get("jsonrpc") == "2.0"
+        and isinstance(obj.get("error"), Mapping)
+        and "code" in obj["error"]
     )
 
 
-def _generic(stripped: str) -> bool:
-    return stripped.startswith(_GENERIC_PREFIXES) or bool(_GENERIC_PATTERN.match(stripped))
+def is_error_text(text: str) -> bool:
+    """Whether the generic rule (rule 15) recognises the text as an error message.
 
-
-def _verdict(text: str, rule: str, source: Source, *, wide: bool) -> Verdict:
-    found: Classification = classify_text(_strip_wrapper(text), wide=wide)
-    return Verdict(True, found.kind, rule, source, found.reason)
-
-
-_WRAPPER = re.compile(r"(?:Error executing tool|Tool '[^'\n]*' failed after)[^:\n]*:?")
-
-
-def _strip_wrapper(text: str) -> str:
-    """Drop a framework's wrapper text, whose tool name could carry any word."""
+    Cheap tests on the start of the text come first: most results are clean,
+    and a clean result should cost as little as possible.
+    """
     stripped = text.lstrip()
-    match = _WRAPPER.match(stripped)
-    return stripped[match.end() :] if match else text
+    if not stripped:
+        return False
+    if stripped.startswith(_GENERIC_PREFIXES):
+        return True
+    first = stripped[0]
+    if first == "{":
+        return _JSON_ERROR.match(stripped) is not None or _jsonrpc_error(stripped)
+    head = stripped[:_START_WINDOW]
+    if first.isdigit() or first == "[":
+        if _NUMBERED_START.match(head):
+            return True
+    elif (
+        "Error" in head
+        or "Exception" in head
+        or "imeout" in head
+        or "() " in head
+        or (first == "T" and head.startswith("Tool '"))
+    ):
+        if _NAMED_START.match(head):
+            return True
+        if len(stripped) < 128 and _BARE_EXCEPTION.fullmatch(stripped):
+            return True
+    return head.find(_SCHEMA_MARK) > 0 and _SCHEMA_ERROR.match(stripped) is not None
+
+
+def _mcp_text(obj: Mapping[str, Any], text: str) -> str:
+    """The text parts of a CallToolResult: the JSON around them is not the error."""
+    parts = obj.get("content")
+    found = text_of(parts) if isinstance(parts, list) else None
+    return found if found else text
+
+
+def _flagged(text: str, rule: str, agent: str | None) -> Verdict:
+    wide = agent is None and (
+        is_error_text(text) or (len(text) <= _ONE_LINE and "\n" not in text.strip())
+    )
+    found = classify_text(text, wide=wide)
+    return _failed(found, rule, _FLAG)
+
+
+def _json_flag(text: str, stripped: str) -> Verdict | None:
+    """Rules 2, 3 and 14: Cline, OpenCode and MCP results that carry their own flag.
+
+    Cline's and OpenCode's are matched on the raw text, as recorded; an MCP result
+    is any JSON object with ``"isError": true``.
+    """
+    if text.startswith('{"error":{"type":"tool.execution"'):
+        found = classify_text(text, wide=False)
+        return _failed(found, "opencode", _FLAG)
+    if text.startswith('{"query":'):
+        obj = _json_object(text)
+        if obj is not None and obj.get("success") is False:
+            rest = json.dumps({k: v for k, v in obj.items() if k != "query"}, ensure_ascii=False)
+            found = classify_text(rest, wide=False)
+            return _failed(found, "cline", _FLAG)
+    if '"isError"' in stripped:
+        obj = _json_object(stripped)
+        if obj is not None and obj.get("isError") is True:
+            found = classify_text(_mcp_text(obj, stripped), wide=True)
+            return _failed(found, "mcp-iserror", _FLAG)
+    return None
 
 
 def inspect(
@@ -220,27 +304,37 @@ def inspect(
     client: str | None = None,
 ) -> Verdict:
     """Judge one tool result.  Never raises: unreadable content is not a failure."""
-    text = text_of(content)
-    if text is None:
+    try:
+        return _inspect(content, is_error, status, client)
+    except Exception:
+        log.warning("toolmend: tool result not understood; left alone", exc_info=True)
         if is_error is True or status == "error":
-            return Verdict(True, Kind.AMBIGUOUS, "is_error" if is_error else "status", Source.FLAG)
+            return _failed(AMBIGUOUS, "is_error" if is_error is True else "status", _FLAG)
         return CLEAN
-    agent = agent_of(client)
-    wide = agent is None
-    if is_error is True:
-        return _verdict(text, "is_error", Source.FLAG, wide=wide)
-    if status == "error":
-        return _verdict(text, "status", Source.FLAG, wide=wide)
-    stripped = text.lstrip()
-    obj = _json_object(stripped) if stripped.startswith("{") else None
-    flag = _json_flag(stripped, obj)
+
+
+def _inspect(content: Any, is_error: Any, status: Any, client: Any) -> Verdict:
+    text = content if type(content) is str else text_of(content)
+    flag = "is_error" if is_error is True else "status" if status == "error" else None
+    if text is None:
+        if flag is not None:
+            return _failed(AMBIGUOUS, flag, _FLAG)
+        return CLEAN
+    agent = agent_of(client) if client else None
     if flag is not None:
-        return _verdict(text, flag, Source.FLAG, wide=flag == "mcp-iserror" or wide)
+        return _flagged(text, flag, agent)
+    stripped = text.lstrip()
+    if stripped[:1] == "{":
+        flagged = _json_flag(text, stripped)
+        if flagged is not None:
+            return flagged
     if agent is not None:
         rule = _agent_rule(agent, text)
         if rule is None:
             return CLEAN
-        return _verdict(text, rule, Source.AGENT, wide=False)
-    if _generic(stripped) or (stripped.startswith("{") and _json_error(obj, stripped)):
-        return _verdict(text, "generic", Source.GENERIC, wide=True)
+        found = classify_text(text, wide=False)
+        return _failed(found, rule, _AGENT)
+    if is_error_text(stripped):
+        found = classify_text(text, wide=True)
+        return _failed(found, "generic", _GENERIC)
     return CLEAN

@@ -1,21 +1,46 @@
-"""Word lists and patterns that decide a failure's kind.
+"""Word lists and matchers that decide a failure's kind.
 
-The ``COMMON`` and ``WIDE`` lists are the paper's Appendix A, verbatim: words are
+``COMMON`` and ``WIDE`` are the paper's Appendix A, verbatim: words are
 case-sensitive substrings, and some omit their first letter so that both
 capitalisations match.  ``EXTRA`` widens coverage to texts the paper's rules
-missed (cloud SDK codes, database drivers, Python exception names); every entry
-there names a condition whose correct next action is not in doubt, because wrong
-guidance costs more than none.
+missed (Python exception names, cloud SDK codes, database drivers); every entry
+names a condition whose next action is not in doubt, because wrong guidance
+costs more than none.  ``OWN_TIMEOUT`` are a command's own timeouts: a repeat
+may time out again, so they make the whole result ambiguous.
+
+Matching runs on every failed tool message, so each list compiles to one
+regular expression that anchors each word at one of its rare characters:
+Python's ``re`` then skips every position that holds no anchor character,
+instead of trying a hundred alternatives at each one.  The result is exactly
+that of testing every word as a substring.  HTTP statuses and retry hints,
+which count only when no word decides, are found the same way: by a cheap
+search for the rare part first.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from .model import Kind
 
+__all__ = [
+    "COMMON",
+    "COMMON_MATCHER",
+    "EXTRA",
+    "HTTP_KIND",
+    "OWN_TIMEOUT",
+    "WIDE",
+    "WIDE_MATCHER",
+    "WIDE_TABLE",
+    "Matcher",
+    "http_status",
+    "retry_hint",
+]
+
 U, T, F, A = Kind.UNRECOVERABLE, Kind.TRANSIENT, Kind.FIXABLE, Kind.AMBIGUOUS
+
+OWN_TIMEOUT: tuple[str, ...] = ("ommand timed out", "ommand timeout", "xecution timed out")
 
 COMMON: Mapping[str, Kind] = {
     **dict.fromkeys(
@@ -31,9 +56,6 @@ COMMON: Mapping[str, Kind] = {
 }  # fmt: skip
 
 WIDE: Mapping[str, Kind] = {
-    # A command's own timeout may recur on a repeat: matched first, so that the
-    # transient "timed out" inside it does not fire.
-    **dict.fromkeys(["ommand timed out", "ommand timeout", "xecution timed out"], A),
     **dict.fromkeys(
         ["Unauthorized", "PERMISSION_DENIED", "UNAUTHENTICATED", "ccess denied",
          "ot authorized to", "ncorrect API key", "nvalid API key"], U),
@@ -52,26 +74,35 @@ WIDE: Mapping[str, Kind] = {
 }  # fmt: skip
 
 EXTRA: Mapping[str, Kind] = {
+    # Python and SDK exception names, cloud SDK and API error codes, errno texts.
     **dict.fromkeys(
-        ["PermissionError", "AccessDenied", "UnauthorizedOperation", "InvalidClientTokenId",
-         "AuthFailure", "AuthenticationError", "PermissionDeniedError", "authentication_error",
-         "permission_error", "invalid_api_key", "insufficient_quota",
-         "exceeded your current quota", "credit balance is too low", "readonly database",
-         "ENOSPC", "EROFS", "No space left on device", "Disk quota exceeded",
-         "Operation not permitted", "Payment Required"], U),
+        ["PermissionError", "PermissionDenied", "AccessDenied", "UnauthorizedOperation",
+         "InvalidClientTokenId", "ExpiredToken", "SignatureDoesNotMatch", "AuthFailure",
+         "AuthenticationError", "AuthenticationFailed", "AuthorizationFailed",
+         "Unauthenticated", "authentication_error", "permission_error", "invalid_api_key",
+         "insufficient_quota", "exceeded your current quota", "credit balance is too low",
+         "Payment Required", "readonly database", "EROFS", "ENOSPC",
+         "No space left on device", "Disk quota exceeded", "Operation not permitted"], U),
     **dict.fromkeys(
-        ["ConnectionResetError", "ConnectionRefusedError", "ConnectionAbortedError",
-         "BrokenPipeError", "RemoteDisconnected", "APIConnectionError", "RateLimitError",
-         "InternalServerError", "ServiceUnavailable", "ThrottlingException",
-         "TooManyRequestsException", "RequestLimitExceeded", "ProvisionedThroughputExceeded",
-         "SlowDown", "overloaded_error", "Overloaded", "database is locked",
-         "database table is locked", "deadlock detected", "Deadlock found",
-         "Lock wait timeout exceeded", "emporary failure in name resolution",
-         "ry again later", "EAGAIN"], T),
+        ["ConnectionError", "ConnectionResetError", "ConnectionRefusedError",
+         "ConnectionAbortedError", "BrokenPipeError", "RemoteDisconnected", "Connection error.",
+         "Server disconnected", "ECONNABORTED", "EPIPE", "ENETUNREACH",
+         "Network is unreachable", "EAGAIN", "emporary failure in name resolution",
+         "RateLimitError", "rate_limit_error", "rate_limit_exceeded", "TooManyRequests",
+         "ThrottlingException", "RequestLimitExceeded", "ProvisionedThroughputExceeded",
+         "SlowDown", "InternalServerError", "ServiceUnavailable", "GatewayTimeout",
+         "DeadlineExceeded", "ResourceExhausted", "overloaded_error", "Overloaded",
+         "ry again later", "database is locked", "database table is locked",
+         "deadlock detected", "Deadlock found", "Lock wait timeout exceeded",
+         "could not serialize access", "too many clients already", "Too many connections"], T),
     **dict.fromkeys(
         ["positional argument but", "required keyword-only argument",
-         "ValidationException", "InvalidParameterValue", "MissingParameter",
-         "BadRequestError", "UnprocessableEntityError"], F),
+         "got multiple values for argument", "ToolInvocationError", "ValidationError",
+         "Failed validating '", "ValidationException",
+         "InvalidArgument", "InvalidParameter", "MissingParameter", "BadRequest",
+         "UnprocessableEntity", "context_length_exceeded", "IsADirectoryError",
+         "Is a directory", "NotADirectoryError", "Not a directory", "no such table",
+         "no such column", "syntax error"], F),
 }  # fmt: skip
 
 # HTTP statuses whose next action is clear; 404, 409, 410 and the rest stay ambiguous.
@@ -80,25 +111,159 @@ HTTP_KIND: Mapping[int, Kind] = {
     429: T, 500: T, 502: T, 503: T, 504: T, 529: T,
 }  # fmt: skip
 
-HTTP_STATUS = re.compile(
-    r"HTTP Error (\d{3})"
-    r"|\b(\d{3}) (?:Client|Server) Error\b"
-    r"|(?:Client|Server) error '(\d{3}) "
-    r"|Error code: (\d{3})\b"
-    r"|\bHTTP(?:/\d(?:\.\d)?)? (\d{3})\b"
-    r"|\b[Ss]tatus(?:[ _][Cc]ode)?[=:] ?(\d{3})\b"
-    r"|[\"']status(?:_?[Cc]ode)?[\"']\s*:\s*[\"']?(\d{3})\b"
-    r"|[\"']code[\"']\s*:\s*[\"']?([45]\d\d)\b"
-)
+_PRIORITY = {A: 0, U: 1, T: 2, F: 3}
 
-RETRY_HINT = re.compile(r"[Rr]etry(?:ing)? (?:in|after) \d")
-
-
-def _alternation(words: list[str]) -> re.Pattern[str]:
-    ordered = sorted(words, key=len, reverse=True)
-    return re.compile("|".join(re.escape(w) for w in ordered))
+# Characters per 10,000 in tool results: the larger of two counts, one over source
+# files, JSON and prose, one over error texts.  Unlisted characters are rare.
+_FREQUENCY: Mapping[str, float] = {
+    " ": 2104, "e": 830, "r": 747, "t": 605, "o": 589, "a": 420, "s": 416, "i": 407, "n": 398,
+    "\n": 279, "l": 253, "/": 234, "c": 229, "p": 222, ":": 218, "'": 214, "d": 194, "u": 189,
+    '"': 176, "m": 164, "h": 160, ".": 144, "_": 142, "f": 135, "g": 128, ",": 113, "=": 109,
+    "E": 108, "y": 106, "0": 104, "-": 85, "b": 81, "v": 78, "1": 76, "T": 72, "4": 71,
+    ")": 60, "(": 60, "`": 55, "R": 50, "C": 50, "2": 49, "x": 48, "w": 46, "^": 46, "P": 46,
+    "F": 40, "S": 38, "k": 38, "{": 33, "}": 33, "A": 30, "]": 28, "[": 28, "q": 28, "8": 27,
+    "N": 26, "I": 25, "3": 24, "L": 23, "U": 23, "5": 21, "#": 21, ">": 20, "D": 18, "O": 18,
+    "H": 18, "M": 16, "7": 15, "z": 15, "9": 14, "6": 14, "*": 13, "j": 12, "W": 10, "|": 10,
+    "B": 9, "G": 7, "V": 7, "\\": 6,
+}  # fmt: skip
 
 
-COMMON_RE = _alternation(list(COMMON))
+def _frequency(char: str) -> float:
+    return _FREQUENCY.get(char, 1.0)
+
+
+def _anchors(words: Sequence[str]) -> dict[str, int]:
+    """Where each word is anchored: a character chosen so that few positions qualify.
+
+    A greedy weighted hitting set: repeatedly take the character that occurs in the
+    most remaining words per unit of its frequency in text.  Each word is then
+    anchored at its least frequent chosen character.
+    """
+    remaining = set(words)
+    chosen: set[str] = set()
+    while remaining:
+        counts: dict[str, int] = {}
+        for word in remaining:
+            for char in set(word):
+                counts[char] = counts.get(char, 0) + 1
+        best = max(sorted(counts), key=lambda c: counts[c] / _frequency(c))
+        chosen.add(best)
+        remaining = {word for word in remaining if best not in word}
+    anchors = {}
+    for word in words:
+        positions = [i for i, char in enumerate(word) if char in chosen]
+        anchors[word] = min(positions, key=lambda i: (_frequency(word[i]), i))
+    return anchors
+
+
+class Matcher:
+    """Finds the highest-priority word of a table in a text.
+
+    Every position holding some word's anchor character is tried; there the
+    words anchored on that character are tried in priority order, so a word
+    hidden by another at the same position never outranks it.
+    """
+
+    __slots__ = ("_ranks", "_search", "entries", "pattern")
+
+    entries: tuple[tuple[Kind, str], ...]
+    """The kind and word of each index that :meth:`find` returns."""
+
+    def __init__(self, table: Mapping[str, Kind], veto: Iterable[str] = ()) -> None:
+        listed = [(word, A) for word in veto] + list(table.items())
+        anchors = _anchors([word for word, _ in listed])
+        groups: dict[str, list[tuple[str, Kind, int]]] = {}
+        for word, kind in listed:
+            anchor = anchors[word]
+            groups.setdefault(word[anchor], []).append((word, kind, anchor))
+        entries: list[tuple[Kind, str]] = []
+        branches: list[str] = []
+        for char, items in groups.items():
+            items.sort(key=lambda item: (_PRIORITY[item[1]], -len(item[0])))
+            alternatives = []
+            for word, kind, anchor in items:
+                behind = f"(?<={re.escape(word)})" if anchor else ""
+                alternatives.append(f"{re.escape(word[anchor + 1 :])}{behind}()")
+                entries.append((kind, word))
+            branches.append(f"{re.escape(char)}(?=(?:{'|'.join(alternatives)}))")
+        self.pattern = re.compile("|".join(branches))
+        self.entries = tuple(entries)
+        self._search = self.pattern.search
+        self._ranks = tuple(_PRIORITY[kind] for kind, _ in entries)
+
+    def find(self, text: str) -> int:
+        """Index in :attr:`entries` of the first word of the highest priority, or -1.
+
+        A veto word wins outright.
+        """
+        best = -1
+        rank = 4
+        ranks = self._ranks
+        search = self._search
+        match = search(text)
+        while match is not None:
+            index = (match.lastindex or 1) - 1
+            if ranks[index] < rank:
+                best = index
+                rank = ranks[index]
+                if rank == 0:
+                    break
+            match = search(text, match.end())
+        return best
+
+    def best(self, text: str) -> tuple[Kind, str] | None:
+        """The kind and word that :meth:`find` chooses, if any."""
+        index = self.find(text)
+        return None if index < 0 else self.entries[index]
+
+
+COMMON_MATCHER = Matcher(COMMON, OWN_TIMEOUT)
 WIDE_TABLE: Mapping[str, Kind] = {**COMMON, **WIDE, **EXTRA}
-WIDE_RE = _alternation(list(WIDE_TABLE))
+WIDE_MATCHER = Matcher(WIDE_TABLE, OWN_TIMEOUT)
+
+# A status code is an isolated 4xx/5xx number in one of these settings: urllib,
+# requests and httpx messages, the SDKs' ``Error code: N``, status lines, and the
+# status or code field of a JSON body or a Python dict.
+_HTTP_RANK = {str(code): _PRIORITY[kind] for code, kind in HTTP_KIND.items()}
+# Only statuses with a kind are looked for; each must stand alone, not inside a
+# longer number or a version.
+_STATUS_NUMBER = re.compile("(?:" + "|".join(sorted(_HTTP_RANK)) + r")(?<![\d.]\d\d\d)(?!\d)")
+# What may stand right before the number, written backwards: the text before a
+# number is reversed and matched at its start, one anchored attempt per number.
+#   HTTP Error N | Error code: N | HTTP N, HTTP/1.1 N | Client error 'N, Server error 'N
+#   status=N, Status code: N | "status": N, 'status_code': 'N | "code": N
+_STATUS_BEFORE_REVERSED = re.compile(
+    r" rorrE PTTH| :edoc rorrE| (?:(?:\d\.)?\d/)?PTTH|' rorre (?:tneilC|revreS)"
+    r"| ?[=:](?:edo[Cc][ _]?)?sutat[Ss]"
+    r"|[\"']? ?: ?[\"'](?:(?:edo[Cc]_?)?sutats|edoc)[\"']"
+)
+_STATUS_AFTER = re.compile(r" (?:Client|Server) Error\b")
+_CONTEXT = 24
+
+
+def http_status(text: str) -> int | None:
+    """The HTTP status the text reports whose kind has the highest priority, if any."""
+    if "4" not in text and "5" not in text:
+        return None
+    best = None
+    rank = 4
+    match = _STATUS_NUMBER.search(text)
+    while match is not None:
+        code = match.group()
+        found = _HTTP_RANK[code]
+        start, end = match.span()
+        if found < rank and (
+            _STATUS_BEFORE_REVERSED.match(text[max(0, start - _CONTEXT) : start][::-1])
+            or _STATUS_AFTER.match(text, end)
+        ):
+            best, rank = code, found
+        match = _STATUS_NUMBER.search(text, end)
+    return None if best is None else int(best)
+
+
+_RETRY_HINT = re.compile(r"[Rr]etry(?:ing)?(?: in| after|-[Aa]fter:?) \d")
+
+
+def retry_hint(text: str) -> bool:
+    """Whether the text tells the caller to retry after a delay."""
+    return "etry" in text and _RETRY_HINT.search(text) is not None

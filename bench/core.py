@@ -1,0 +1,120 @@
+"""Cost of the core's hot paths: classifying a tool message and rewriting with C3.
+
+Run: python bench/core.py [--repeat N]
+
+Classification is timed on every case of the error corpus
+(tests/core/corpus/errors.jsonl: real library errors and clean outputs), each
+case ``--repeat`` times in a row with ``time.perf_counter_ns``; the figure per
+case is the best of 15 such runs divided by the repeat count (short runs, so
+that other processes on a shared machine rarely interrupt one), and the table
+shows the median over cases.  The C3 rewrite is timed on conversations of 10,
+100 and 1,000 messages whose last tool result failed: the work should be bounded
+by the decision step, not by the history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import math
+import os
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import toolmend
+from toolmend.detect import text_of
+
+CORPUS = Path(__file__).resolve().parents[1] / "tests" / "core" / "corpus" / "errors.jsonl"
+SMALL = 1024
+
+
+def per_call_ns(action: Callable[[], object], repeat: int, rounds: int = 15) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter_ns()
+        for _ in range(repeat):
+            action()
+        best = min(best, (time.perf_counter_ns() - start) / repeat)
+    return best
+
+
+def classification(repeat: int) -> list[tuple[str, int, float]]:
+    rows = []
+    for line in CORPUS.read_text(encoding="utf-8").splitlines():
+        case = json.loads(line)
+        content = case["content"]
+        flags = {k: case[k] for k in ("is_error", "status", "client") if k in case}
+        cost = per_call_ns(functools.partial(toolmend.inspect, content, **flags), repeat)
+        group = "failed" if case["expect"]["failed"] else "clean"
+        rows.append((group, len(text_of(content) or ""), cost))
+    return rows
+
+
+def conversation(length: int) -> list[dict[str, Any]]:
+    """A user turn, then exchanges of an assistant tool call and its result; the last fails."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Plan my trip to Oslo."}]
+    turn = 0
+    while len(messages) < length:
+        call_id = f"call_{turn}"
+        messages.append({
+            "role": "assistant", "content": None,
+            "tool_calls": [{"id": call_id, "type": "function", "function": {
+                "name": "forecast", "arguments": json.dumps({"city": "Oslo", "day": turn})}}],
+        })  # fmt: skip
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": "12 C, rain"})
+        turn += 1
+    messages[-1]["content"] = "Error code: 503 - The service is busy."
+    return messages
+
+
+def rewrite_cost(length: int, repeat: int) -> float:
+    messages = conversation(length)
+    result = toolmend.rewrite(messages, "c3")
+    assert result.report.changed, result.report
+    return per_call_ns(lambda: toolmend.rewrite(messages, "c3"), repeat)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=100, help="calls per timed run")
+    args = parser.parse_args()
+
+    rows = classification(args.repeat)
+    small = [row for row in rows if row[1] < SMALL]
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"{os.cpu_count()} CPUs, load average {load}")
+    print(
+        f"toolmend.inspect per tool message ({len(rows)} corpus cases, "
+        f"best of 15 x {args.repeat} calls each)"
+    )
+    print(f"{'set':<24}{'cases':>7}{'median us':>12}{'p90 us':>10}{'max us':>10}")
+    for name, chosen in [
+        ("mixed, < 1 KB", small),
+        ("clean, < 1 KB", [r for r in small if r[0] == "clean"]),
+        ("failed, < 1 KB", [r for r in small if r[0] == "failed"]),
+        ("mixed, all sizes", rows),
+        ("failed, >= 1 KB", [r for r in rows if r[0] == "failed" and r[1] >= SMALL]),
+    ]:
+        costs = sorted(r[2] / 1000 for r in chosen)
+        p90 = costs[max(0, math.ceil(0.9 * len(costs)) - 1)]
+        print(
+            f"{name:<24}{len(costs):>7}{statistics.median(costs):>12.2f}{p90:>10.2f}"
+            f"{costs[-1]:>10.2f}"
+        )
+
+    print()
+    print("toolmend.rewrite(messages, 'c3'), last tool result failed")
+    print(f"{'messages':>9}{'us per call':>14}{'vs 10':>8}")
+    base = 0.0
+    for length in (10, 100, 1000):
+        cost = rewrite_cost(length, max(1, args.repeat // 3)) / 1000
+        base = base or cost
+        print(f"{length:>9}{cost:>14.1f}{cost / base:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""Every case of the error corpus, detected and classified exactly as labelled.
+
+The corpus (``corpus/errors.jsonl``) holds error texts raised by the real
+libraries and framework wrappers, plus clean results that must not be detected;
+``corpus/generate.py`` produced it and labelled each case by hand with the
+correct next action.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import toolmend
+from toolmend import Kind, words
+
+CORPUS = Path(__file__).parent / "corpus" / "errors.jsonl"
+CASES: list[dict[str, Any]] = [
+    json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line
+]
+
+
+def _verdict(case: dict[str, Any]) -> dict[str, Any]:
+    verdict = toolmend.inspect(
+        case["content"],
+        is_error=case.get("is_error"),
+        status=case.get("status"),
+        client=case.get("client"),
+    )
+    return {
+        "failed": verdict.failed,
+        "kind": verdict.kind.value if verdict.kind is not None else None,
+        "rule": verdict.rule,
+    }
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
+def test_corpus_case(case: dict[str, Any]) -> None:
+    assert _verdict(case) == case["expect"]
+
+
+def test_corpus_size_and_spread() -> None:
+    kinds = Counter(case["expect"]["kind"] or "clean" for case in CASES)
+    assert len(CASES) >= 120
+    assert kinds["clean"] >= 40
+    assert {kind.value for kind in Kind} <= set(kinds)
+    assert len({case["id"] for case in CASES}) == len(CASES)
+
+
+def test_corpus_covers_every_rule() -> None:
+    rules = {case["expect"]["rule"] for case in CASES}
+    assert rules >= {
+        "is_error", "status", "cline", "opencode", "mcp-iserror", "generic",
+        "qwen-notfound", "qwen-exit", "qwen-error", "codex-exit", "codex-timeout",
+        "codex-patch", "kilo-notfound", "kilo-fs", "kilo-usage", "opencode-exit",
+    }  # fmt: skip
+
+
+def test_corpus_texts_come_from_the_libraries() -> None:
+    origins = " ".join(case["origin"] for case in CASES)
+    libraries = "httpx requests urllib openai anthropic langgraph langchain mcp openai-agents"
+    for library in (*libraries.split(), "sqlite3", "pydantic", "jsonschema"):
+        assert library in origins, library
+
+
+def test_ambiguous_texts_stay_ambiguous() -> None:
+    by_id = {case["id"]: case for case in CASES}
+    for case_id in (
+        "http/httpx/404", "http/openai/404", "http/requests/409", "generic/not-available",
+        "py/filenotfound", "generic/command-timeout", "mcp/crash-text", "agents/tool-timeout",
+    ):  # fmt: skip
+        assert _verdict(by_id[case_id]) == {
+            "failed": True, "kind": "ambiguous", "rule": by_id[case_id]["expect"]["rule"],
+        }  # fmt: skip
+
+
+_ALL_WORDS = sorted({*words.WIDE_TABLE, *words.OWN_TIMEOUT})
+_PRIORITY = {Kind.AMBIGUOUS: 0, Kind.UNRECOVERABLE: 1, Kind.TRANSIENT: 2, Kind.FIXABLE: 3}
+
+
+def _brute_force(text: str, table: dict[str, Kind]) -> Kind | None:
+    """The paper's definition: every word tested as a substring, the best kind wins."""
+    found = [Kind.AMBIGUOUS for word in words.OWN_TIMEOUT if word in text]
+    found += [kind for word, kind in table.items() if word in text]
+    return min(found, key=_PRIORITY.__getitem__) if found else None
+
+
+_pieces = st.one_of(
+    st.sampled_from(_ALL_WORDS),
+    st.sampled_from(_ALL_WORDS).flatmap(
+        lambda w: st.tuples(st.integers(0, len(w)), st.integers(0, len(w))).map(
+            lambda ab: w[min(ab) : max(ab)]
+        )
+    ),
+    st.text(alphabet="aeiou EPRTCmdx-_.:'\n", max_size=6),
+)
+
+
+@given(st.lists(_pieces, max_size=8).map("".join))
+def test_anchored_matcher_equals_substring_search(text: str) -> None:
+    wide = words.WIDE_MATCHER.best(text)
+    common = words.COMMON_MATCHER.best(text)
+    assert (wide[0] if wide else None) == _brute_force(text, dict(words.WIDE_TABLE))
+    assert (common[0] if common else None) == _brute_force(text, dict(words.COMMON))
