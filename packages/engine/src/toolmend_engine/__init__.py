@@ -1,1 +1,26 @@
-"""Deterministic local inference with the toolmend recovery layer: OpenAI-compatible server, proxy and evaluation."""
+"""Deterministic local inference with the toolmend recovery layer.
+
+An OpenAI-compatible server and proxy that apply the layer, and the evaluation
+that measures whether a delivery form helps a given model.  The command line
+(``toolmend-engine serve | proxy | eval | render | info``) is the main way in;
+these names are for embedding the same pieces in a program.
+"""
+
+from .inference import LocalModel, ModelSettings
+from .layer import HEADER, choose_form, header_value
+from .modelfile import default_model_path
+from .proxy import make_proxy
+from .server import make_server
+from .service import ChatEngine
+
+__all__ = [
+    "HEADER",
+    "ChatEngine",
+    "LocalModel",
+    "ModelSettings",
+    "choose_form",
+    "default_model_path",
+    "header_value",
+    "make_proxy",
+    "make_server",
+]

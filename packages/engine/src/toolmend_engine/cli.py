@@ -1,0 +1,351 @@
+"""``toolmend-engine``: serve, proxy, eval, render, info.
+
+Exit codes: 0 success, 1 runtime failure (model, upstream), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from toolmend import Form, Kind
+
+from .layer import FORM_CHOICES, header_value, parse_form
+
+__all__ = ["main"]
+
+log = logging.getLogger("toolmend.engine")
+
+DEFAULT_LIMIT = 1
+"""Scenarios per tool in a default ``eval``: 6 scenarios × 3 kinds × 5 forms = 90 conversations.
+
+About 5 minutes on 2 shared CPU cores with the embedded model; ``--limit all``
+runs the 60 scenarios (900 conversations).
+"""
+
+
+def _form(value: str) -> Form:
+    try:
+        return parse_form(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _forms(value: str) -> tuple[Form, ...]:
+    return tuple(_form(v) for v in value.split(",") if v.strip())
+
+
+def _kinds(value: str) -> tuple[Kind, ...]:
+    kinds = []
+    for v in value.split(","):
+        try:
+            kind = Kind(v.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"unknown kind {v!r}") from None
+        if kind is Kind.AMBIGUOUS:
+            raise argparse.ArgumentTypeError("ambiguous errors have no correct action to score")
+        kinds.append(kind)
+    return tuple(kinds)
+
+
+def _positive(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
+    return n
+
+
+def _limit(value: str) -> int | None:
+    if value == "all":
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            "--limit takes a number of scenarios per tool, or 'all'"
+        ) from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("--limit must be at least 1")
+    return n
+
+
+def _model_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model", type=Path, help="a GGUF file (default: the embedded SmolLM2-135M)"
+    )
+    parser.add_argument(
+        "--threads", type=_positive, default=2, help="CPU threads, fixed for identical reruns (2)"
+    )
+    parser.add_argument(
+        "--n-ctx", type=_positive, default=4096, help="context length in tokens (4096)"
+    )
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="toolmend-engine", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log detections and requests")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="OpenAI-compatible server with the recovery layer")
+    _model_options(serve)
+    serve.add_argument(
+        "--tool-errors",
+        type=_form,
+        default=None,
+        help=f"default form: {', '.join(FORM_CHOICES)} (off)",
+    )
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--model-name", help="the id served by /v1/models (default: the file name)")
+
+    proxy = sub.add_parser("proxy", help="the layer in front of another OpenAI-compatible server")
+    proxy.add_argument("--upstream", required=True, help="base URL, e.g. http://gpu-node:8000/v1")
+    proxy.add_argument("--tool-errors", type=_form, default=None)
+    proxy.add_argument("--host", default="127.0.0.1")
+    proxy.add_argument("--port", type=int, default=8081)
+    proxy.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds to wait for the upstream"
+    )
+
+    ev = sub.add_parser("eval", help="score the delivery forms on synthetic failed calls")
+    _model_options(ev)
+    ev.add_argument("--base-url", help="evaluate an OpenAI-compatible server instead")
+    ev.add_argument("--model-name", help="the model name to send with --base-url")
+    ev.add_argument("--api-key", default=os.environ.get("OPENAI_API_KEY"), help="for --base-url")
+    ev.add_argument("--forms", type=_forms, default=(Form.OFF, Form.C1, Form.C2, Form.C3, Form.C4))
+    ev.add_argument(
+        "--kinds", type=_kinds, default=(Kind.TRANSIENT, Kind.FIXABLE, Kind.UNRECOVERABLE)
+    )
+    ev.add_argument(
+        "--limit",
+        type=_limit,
+        default=DEFAULT_LIMIT,
+        help=f"scenarios per tool, or 'all' ({DEFAULT_LIMIT})",
+    )
+    ev.add_argument("--turns", type=_positive, default=5, help="episode length in replies (5)")
+    ev.add_argument("--max-tokens", type=_positive, default=64, help="tokens per reply (64)")
+    ev.add_argument(
+        "--scenarios", type=Path, help="another scenario file (default: the shipped one)"
+    )
+    ev.add_argument(
+        "--out", type=Path, default=Path("toolmend-eval"), help="output folder (toolmend-eval)"
+    )
+
+    render = sub.add_parser("render", help="print the prompt the model reads for a request")
+    _model_options(render)
+    render.add_argument("request", help="a request body as JSON: a file, or - for stdin")
+    render.add_argument(
+        "--anthropic", action="store_true", help="the body is an Anthropic Messages request"
+    )
+    render.add_argument("--tool-errors", type=_form, default=None)
+    render.add_argument(
+        "--json", action="store_true", help="print prompt, tokens and report as JSON"
+    )
+
+    sub.add_parser("info", help="where the default model is and how it renders tools")
+    return parser
+
+
+def _load_model(args: argparse.Namespace) -> Any:
+    from .inference import LocalModel, ModelSettings
+    from .modelfile import default_model_path
+
+    path = args.model or default_model_path()
+    return LocalModel(
+        path, ModelSettings(n_ctx=args.n_ctx, n_threads=args.threads, verbose=args.verbose)
+    )
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .server import make_server
+    from .service import ChatEngine
+
+    model = _load_model(args)
+    engine = ChatEngine(model, form=args.tool_errors, name=args.model_name)
+    server = make_server(engine, args.host, args.port)
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"warning: listening on {args.host}, reachable from other machines", file=sys.stderr)
+    form = args.tool_errors.value if args.tool_errors else "off"
+    print(
+        f"toolmend-engine: serving {engine.name} on http://{args.host}:{server.server_port}/v1 "
+        f"(tool errors: {form})",
+        file=sys.stderr,
+    )
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        model.close()
+    return 0
+
+
+def _proxy(args: argparse.Namespace) -> int:
+    from .proxy import make_proxy
+
+    server = make_proxy(
+        args.upstream, form=args.tool_errors, host=args.host, port=args.port, timeout=args.timeout
+    )
+    print(
+        f"toolmend-engine: proxy on http://{args.host}:{server.server_port} -> {args.upstream}",
+        file=sys.stderr,
+    )
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from .backends import Backend, LocalBackend, RemoteBackend
+    from .evaluate import EvalPlan, run_eval, summarize
+    from .results import Progress, format_table, write_outputs
+    from .scenarios import load_suite
+
+    if args.base_url and not args.model_name:
+        print("toolmend-engine eval: --base-url needs --model-name", file=sys.stderr)
+        return 2
+    if args.base_url and args.model:
+        print("toolmend-engine eval: give --model or --base-url, not both", file=sys.stderr)
+        return 2
+    suite = load_suite(args.scenarios)
+    plan = EvalPlan(forms=args.forms, kinds=args.kinds, limit=args.limit, turns=args.turns)
+    model = None
+    backend: Backend
+    if args.base_url:
+        backend = RemoteBackend(
+            args.base_url, args.model_name, max_tokens=args.max_tokens, api_key=args.api_key
+        )
+    else:
+        model = _load_model(args)
+        backend = LocalBackend(model, max_tokens=args.max_tokens)
+    cases = plan.cases(suite)
+    progress = Progress(len(cases), f"eval {backend.label}")
+    started = time.monotonic()
+    try:
+        rows = run_eval(backend, suite, plan, lambda _row: progress.step())
+    finally:
+        if model is not None:
+            model.close()
+    summary = summarize(rows)
+    title = f"toolmend-engine eval: {backend.label}, {len(suite.select(args.limit))} scenarios"
+    written = write_outputs(args.out, rows, summary, title)
+    print(format_table(summary))
+    elapsed = time.monotonic() - started
+    print(
+        f"\n{len(rows)} conversations in {elapsed:.0f}s; "
+        f"wrote {', '.join(str(p) for p in written)}",
+        file=sys.stderr,
+    )
+    if "plot.png" not in {p.name for p in written}:
+        print(
+            "(no plot: install the eval extra, pip install 'toolmend-engine[eval]')",
+            file=sys.stderr,
+        )
+    errors = sum(1 for r in rows if "error" in r)
+    if errors:
+        print(
+            f"{errors} conversations failed; see the error field in results.jsonl", file=sys.stderr
+        )
+        return 1
+    return 0
+
+
+def _render(args: argparse.Namespace) -> int:
+    from .protocol import BadRequest, parse_anthropic, parse_chat
+    from .service import ChatEngine
+
+    raw = sys.stdin.read() if args.request == "-" else Path(args.request).read_text("utf-8")
+    try:
+        body = json.loads(raw)
+    except ValueError as exc:
+        print(f"toolmend-engine render: not JSON: {exc}", file=sys.stderr)
+        return 2
+    model = _load_model(args)
+    try:
+        engine = ChatEngine(model, form=args.tool_errors)
+        if args.anthropic:
+            prepared = engine.prepare_anthropic(parse_anthropic(body))
+        else:
+            prepared = engine.prepare_chat(parse_chat(body))
+    except BadRequest as exc:
+        print(f"toolmend-engine render: {exc.message}", file=sys.stderr)
+        return 2
+    finally:
+        model.close()
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "prompt": prepared.prompt,
+                    "prompt_tokens": len(prepared.tokens),
+                    "prompt_sha256": prepared.digest,
+                    "report": prepared.report.to_dict(),
+                },
+                indent=1,
+                ensure_ascii=False,
+            )
+        )
+    else:
+        sys.stdout.write(prepared.prompt)
+        print(
+            f"\n[{len(prepared.tokens)} tokens] X-Tool-Errors: {header_value(prepared.report)}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _info(args: argparse.Namespace) -> int:
+    from .modelfile import default_model_path
+    from .template import ChatTemplate
+
+    try:
+        path = default_model_path()
+    except FileNotFoundError as exc:
+        print(f"default model: {exc}")
+        return 1
+    print(f"default model: {path} ({path.stat().st_size / 1e6:.0f} MB)")
+    args.model, args.threads, args.n_ctx = path, 2, 512
+    model = _load_model(args)
+    try:
+        template = ChatTemplate.for_model(model.chat_template, model.bos_text, model.eos_text)
+        mode = (
+            "the GGUF's template" if template.native_tools else "the fallback (<tool_call> in text)"
+        )
+        print(f"tools rendered with: {mode}")
+    finally:
+        model.close()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s"
+    )
+    if args.command in ("serve", "proxy"):
+        logging.getLogger("toolmend").setLevel(logging.INFO)
+    commands = {"serve": _serve, "proxy": _proxy, "eval": _eval, "render": _render, "info": _info}
+    try:
+        return commands[args.command](args)
+    except FileNotFoundError as exc:
+        print(f"toolmend-engine: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

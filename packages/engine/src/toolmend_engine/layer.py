@@ -1,0 +1,97 @@
+"""The recovery layer as the engine applies it: choose the form, rewrite, report.
+
+Detection always runs and is recorded; rewriting happens only when a form is
+chosen.  The form comes from the request field ``tool_errors``, else from the
+server option, else it is ``off``.  The report goes to the response header
+``X-Tool-Errors`` in the core's one-line form (``Report.header()``):
+
+    failed=<index>:<tool>:<kind>:<rule>[,...]; form=<form>; changed=<true|false>
+
+``failed=none`` when nothing failed.  The value is printable ASCII on one line
+and at most ``HEADER_LIMIT`` characters: tool names are reduced to
+``[A-Za-z0-9_.-]`` and, when there are too many failures to fit, the last ones
+are replaced by ``+N more``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from typing import Any
+
+import toolmend
+from toolmend import Form, Report, Rewrite
+
+__all__ = [
+    "FORM_CHOICES",
+    "HEADER",
+    "HEADER_LIMIT",
+    "apply_layer",
+    "choose_form",
+    "header_value",
+    "parse_form",
+]
+
+log = logging.getLogger("toolmend.engine")
+
+HEADER = "X-Tool-Errors"
+HEADER_LIMIT = 1024
+FORM_CHOICES = ("off", "c0", "c1", "c2", "c3", "c4")
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+_UNPRINTABLE = re.compile(r"[^\x20-\x7e]")
+
+
+def parse_form(value: object) -> Form:
+    """A form from user input; ``ValueError`` names the accepted values."""
+    if isinstance(value, str | Form):
+        try:
+            return Form.parse(value)
+        except ValueError:
+            pass
+    raise ValueError(f"tool_errors must be one of {', '.join(FORM_CHOICES)}; got {value!r}")
+
+
+def choose_form(requested: object, server: Form | None) -> Form:
+    """The request's field wins over the server option, which wins over ``off``."""
+    if requested is not None:
+        return parse_form(requested)
+    return server if server is not None else Form.OFF
+
+
+def apply_layer(messages: Any, form: Form, *, format: str, client: str | None) -> Rewrite:
+    """Detect (always) and rewrite (when ``form`` is not off) the decision step."""
+    result = toolmend.rewrite(messages, form, format=format, client=client)
+    if result.report.detections or result.report.skipped:
+        log.info("toolmend-engine: %s", header_value(result.report))
+    return result
+
+
+def _safe_report(report: Report) -> Report:
+    detections = tuple(
+        dataclasses.replace(
+            d, tool_name=_UNSAFE_NAME.sub("_", d.tool_name) if d.tool_name else None
+        )
+        for d in report.detections
+    )
+    return dataclasses.replace(report, detections=detections)
+
+
+def header_value(report: Report, limit: int = HEADER_LIMIT) -> str:
+    """The ``X-Tool-Errors`` value for a report (format in the module doc)."""
+    safe = _safe_report(report)
+    value = _UNPRINTABLE.sub("?", safe.header())
+    if len(value) <= limit:
+        return value
+    total = len(safe.detections)
+    for kept in range(total - 1, -1, -1):
+        short = _UNPRINTABLE.sub(
+            "?", dataclasses.replace(safe, detections=safe.detections[:kept]).header()
+        )
+        failed, rest = short.split("; form=", 1)
+        more = f"+{total - kept} more"
+        failed = f"{failed},{more}" if kept else f"failed={more}"
+        value = f"{failed}; form={rest}"
+        if len(value) <= limit:
+            return value
+    return value[:limit]

@@ -1,0 +1,143 @@
+"""The evaluation's outputs: results.jsonl, summary.json, the terminal table and the plot.
+
+Nothing written here depends on the clock or the machine, so a rerun of the
+same evaluation writes byte-identical files.  The plot needs matplotlib (the
+``eval`` extra); without it the plot is skipped with a note.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = ["Progress", "format_table", "write_outputs", "write_plot"]
+
+_COLUMNS = (
+    ("form", "form", "{}"),
+    ("kind", "kind", "{}"),
+    ("n", "n", "{}"),
+    ("correct", "correct", "{:.2f}"),
+    ("log_odds", "log-odds", "{:+.2f}"),
+    ("completed", "completed", "{:.2f}"),
+    ("futile_calls", "futile", "{:.2f}"),
+    ("recomputed_tokens", "recomputed", "{:g}"),
+)
+
+
+def format_table(summary: Sequence[Mapping[str, Any]]) -> str:
+    """Form × kind: correct action, log-odds, completion, futile calls, recomputed tokens."""
+    cells = [[title for _, title, _ in _COLUMNS]]
+    for record in summary:
+        row = []
+        for key, _, fmt in _COLUMNS:
+            value = record.get(key)
+            row.append("-" if value is None else fmt.format(value))
+        cells.append(row)
+    widths = [max(len(r[i]) for r in cells) for i in range(len(_COLUMNS))]
+    lines = []
+    for j, row in enumerate(cells):
+        text = "  ".join(
+            c.ljust(w) if i < 2 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        )
+        lines.append(text.rstrip())
+        if j == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def write_plot(summary: Sequence[Mapping[str, Any]], path: Path, title: str) -> bool:
+    """Correct action and log-odds by form and kind; False when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    forms = list(dict.fromkeys(r["form"] for r in summary))
+    kinds = list(dict.fromkeys(r["kind"] for r in summary))
+    lookup = {(r["form"], r["kind"]): r for r in summary}
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), dpi=100)
+    width = 0.8 / max(1, len(kinds))
+    for ax, key, label in (
+        (axes[0], "correct", "correct next action (share)"),
+        (axes[1], "log_odds", "decision log-odds: log P(call) - log P(text)"),
+    ):
+        for k, kind in enumerate(kinds):
+            values = [lookup.get((f, kind), {}).get(key) for f in forms]
+            xs = [i + (k - (len(kinds) - 1) / 2) * width for i in range(len(forms))]
+            ax.bar(xs, [0.0 if v is None else v for v in values], width, label=kind)
+        ax.set_xticks(range(len(forms)), [f.upper() for f in forms])
+        ax.set_title(label, fontsize=10)
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylim(0, 1)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(kinds), fontsize=9, frameon=False)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.savefig(path, format="png", metadata={"Software": None})
+    plt.close(fig)
+    return True
+
+
+def write_outputs(
+    out: Path, rows: Sequence[Mapping[str, Any]], summary: Sequence[Mapping[str, Any]], title: str
+) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    results = out / "results.jsonl"
+    with results.open("w", encoding="utf-8", newline="\n") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+    written.append(results)
+    summary_path = out / "summary.json"
+    summary_path.write_text(json.dumps(list(summary), indent=1) + "\n", encoding="utf-8")
+    written.append(summary_path)
+    table = out / "table.txt"
+    table.write_text(format_table(summary) + "\n", encoding="utf-8")
+    written.append(table)
+    plot = out / "plot.png"
+    if write_plot(summary, plot, title):
+        written.append(plot)
+    return written
+
+
+class Progress:
+    """A progress bar on stderr (a line per 10% when stderr is not a terminal)."""
+
+    def __init__(self, total: int, label: str = "eval", stream: TextIO | None = None) -> None:
+        self.total = max(1, total)
+        self.done = 0
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.start = time.monotonic()
+        self._tty = self.stream.isatty()
+        self._last_tenth = -1
+
+    def step(self, n: int = 1) -> None:
+        self.done += n
+        elapsed = time.monotonic() - self.start
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        eta = (self.total - self.done) / rate if rate > 0 else 0.0
+        filled = int(30 * self.done / self.total)
+        bar = "#" * filled + "." * (30 - filled)
+        text = (
+            f"{self.label} [{bar}] {self.done}/{self.total} "
+            f"{elapsed:5.0f}s elapsed, {eta:5.0f}s left"
+        )
+        if self._tty:
+            self.stream.write("\r" + text)
+            if self.done >= self.total:
+                self.stream.write("\n")
+        else:
+            tenth = 10 * self.done // self.total
+            if tenth != self._last_tenth:
+                self._last_tenth = tenth
+                self.stream.write(text + "\n")
+        self.stream.flush()

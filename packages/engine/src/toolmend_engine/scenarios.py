@@ -1,0 +1,220 @@
+"""The evaluation's scenarios: data from ``data/scenarios.json``, conversations, simulated tools.
+
+Each scenario is a user request, the call that answers it, and the tool's
+eventual result with a key the answer must contain.  At the decision step the
+call has just failed with one of three kinds of error; the error text is one of
+five variants per kind, filled with the tool's own service name, argument and
+values.  For a fixable error the failed call used a wrong value and the error
+names the right one.  Every conversation offers all six tools, in the same
+order, with no system message (Study 1's design).
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from toolmend import Kind
+
+__all__ = [
+    "KINDS",
+    "Scenario",
+    "Suite",
+    "ToolWorld",
+    "call_message",
+    "contains_key",
+    "decision_messages",
+    "load_suite",
+    "normalize",
+    "same_arguments",
+]
+
+KINDS: tuple[Kind, ...] = (Kind.TRANSIENT, Kind.FIXABLE, Kind.UNRECOVERABLE)
+NOT_FOUND = '{"error": "no record matches these arguments"}'
+FIRST_CALL_ID = "call_1"
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    id: str
+    tool: str
+    request: str
+    arguments: Mapping[str, Any]
+    fix_argument: str
+    fix_wrong: Any
+    result: Mapping[str, Any]
+    key: str
+    index: int
+
+    @property
+    def right(self) -> Any:
+        return self.arguments[self.fix_argument]
+
+    def failed_arguments(self, kind: Kind) -> dict[str, Any]:
+        """The arguments of the failed call: the wrong value only for a fixable error."""
+        args = dict(self.arguments)
+        if kind is Kind.FIXABLE:
+            args[self.fix_argument] = self.fix_wrong
+        return args
+
+
+@dataclass(frozen=True, slots=True)
+class Suite:
+    tools: tuple[Mapping[str, Any], ...]
+    services: Mapping[str, str]
+    fix_rules: Mapping[str, str]
+    errors: Mapping[Kind, tuple[str, ...]]
+    scenarios: tuple[Scenario, ...]
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        return tuple(t["function"]["name"] for t in self.tools)
+
+    def variant(self, scenario: Scenario, kind: Kind) -> int:
+        return scenario.index % len(self.errors[kind])
+
+    def error_text(self, scenario: Scenario, kind: Kind) -> str:
+        template = self.errors[kind][self.variant(scenario, kind)]
+        return template.format(
+            service=self.services[scenario.tool],
+            tool=scenario.tool,
+            argument=scenario.fix_argument,
+            wrong=scenario.fix_wrong,
+            right=scenario.right,
+            rule=self.fix_rules[scenario.tool],
+        )
+
+    def select(self, limit: int | None) -> tuple[Scenario, ...]:
+        """The first ``limit`` scenarios of each tool, in the file's order, tools interleaved."""
+        by_tool: dict[str, list[Scenario]] = {}
+        for s in self.scenarios:
+            by_tool.setdefault(s.tool, []).append(s)
+        rounds = max((len(v) for v in by_tool.values()), default=0)
+        if limit is not None:
+            rounds = min(rounds, limit)
+        return tuple(
+            group[i] for i in range(rounds) for group in by_tool.values() if i < len(group)
+        )
+
+
+def _scenario(raw: Mapping[str, Any], index: int) -> Scenario:
+    return Scenario(
+        id=raw["id"],
+        tool=raw["tool"],
+        request=raw["request"],
+        arguments=dict(raw["arguments"]),
+        fix_argument=raw["fix"]["argument"],
+        fix_wrong=raw["fix"]["wrong"],
+        result=dict(raw["result"]),
+        key=str(raw["key"]),
+        index=index,
+    )
+
+
+def load_suite(path: str | Path | None = None) -> Suite:
+    """The scenario file shipped with the package, or another with the same shape."""
+    if path is None:
+        text = resources.files("toolmend_engine").joinpath("data/scenarios.json").read_text("utf-8")
+    else:
+        text = Path(path).read_text("utf-8")
+    data = json.loads(text)
+    per_tool: dict[str, int] = {}
+    scenarios = []
+    for raw in data["scenarios"]:
+        index = per_tool.get(raw["tool"], 0)
+        per_tool[raw["tool"]] = index + 1
+        scenarios.append(_scenario(raw, index))
+    return Suite(
+        tools=tuple(data["tools"]),
+        services=dict(data["services"]),
+        fix_rules=dict(data["fix_rules"]),
+        errors={Kind(k): tuple(v) for k, v in data["errors"].items()},
+        scenarios=tuple(scenarios),
+    )
+
+
+def _call(call_id: str, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
+    }
+
+
+def decision_messages(suite: Suite, scenario: Scenario, kind: Kind) -> list[dict[str, Any]]:
+    """The conversation as the client sends it at the decision step (form C0)."""
+    return [
+        {"role": "user", "content": scenario.request},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [_call(FIRST_CALL_ID, scenario.tool, scenario.failed_arguments(kind))],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": FIRST_CALL_ID,
+            "content": suite.error_text(scenario, kind),
+        },
+    ]
+
+
+def normalize(value: Any) -> str:
+    """A value as a tool would compare it: surrounding space and Unicode form do not matter.
+
+    Case does: one of the fixable errors is exactly about case.
+    """
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return unicodedata.normalize("NFKC", text).strip()
+
+
+def contains_key(text: str, key: str) -> bool:
+    """Whether an answer reports the result's key, in any case."""
+    return normalize(key).casefold() in normalize(text).casefold()
+
+
+def same_arguments(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return set(a) == set(b) and all(normalize(a[k]) == normalize(b[k]) for k in a)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolWorld:
+    """The simulated tools of one episode.
+
+    The failed tool keeps failing on an unrecoverable error and on the wrong
+    value of a fixable one; called with the right arguments it returns the
+    scenario's result.  Anything else finds no record.
+    """
+
+    suite: Suite
+    scenario: Scenario
+    kind: Kind
+
+    def run(self, name: str, arguments: Mapping[str, Any]) -> str:
+        s = self.scenario
+        if name not in self.suite.tool_names:
+            return f"Error: Unknown tool: {name}"
+        if name != s.tool:
+            return NOT_FOUND
+        if self.kind is Kind.UNRECOVERABLE:
+            return self.suite.error_text(s, self.kind)
+        if same_arguments(arguments, s.arguments):
+            return json.dumps(s.result, ensure_ascii=False)
+        if self.kind is Kind.FIXABLE and same_arguments(arguments, s.failed_arguments(self.kind)):
+            return self.suite.error_text(s, self.kind)
+        return NOT_FOUND
+
+
+def call_message(
+    calls: Sequence[tuple[str, str, Mapping[str, Any]]], content: str
+) -> dict[str, Any]:
+    """An assistant turn with these ``(id, name, arguments)`` calls, as a client stores it."""
+    return {
+        "role": "assistant",
+        "content": content or None,
+        "tool_calls": [_call(i, n, a) for i, n, a in calls],
+    }

@@ -1,0 +1,177 @@
+"""The OpenAI-compatible server: Chat Completions, Models, Anthropic Messages, render.
+
+Every response to a request that reached the layer carries ``X-Tool-Errors``
+(see ``layer``); the body is exactly what the endpoint would return without
+it.  ``/v1/render`` and ``/v1/messages/render`` return the rendered prompt and
+the layer's report instead of generating, so a client can see what the model
+reads.  Requests are served one at a time by the model (a lock), while other
+connections wait; one failing request never affects the next.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+from .httpbase import BodyError, JsonHandler, Server
+from .layer import HEADER, header_value
+from .protocol import BadRequest, parse_anthropic, parse_chat
+from .responses import anthropic_body, anthropic_events, chat_body, chat_chunks
+from .service import ChatEngine, Prepared
+
+__all__ = ["EngineServer", "make_server"]
+
+log = logging.getLogger("toolmend.engine")
+
+
+class EngineServer(Server):
+    def __init__(self, address: tuple[str, int], engine: ChatEngine) -> None:
+        self.engine = engine
+        super().__init__(address, EngineHandler)
+
+
+def make_server(engine: ChatEngine, host: str = "127.0.0.1", port: int = 8080) -> EngineServer:
+    """A server bound to ``host:port`` (port 0 picks a free one); call ``serve_forever``."""
+    return EngineServer((host, port), engine)
+
+
+def _render_body(prepared: Prepared) -> dict[str, Any]:
+    return {
+        "prompt": prepared.prompt,
+        "prompt_tokens": len(prepared.tokens),
+        "prompt_sha256": prepared.digest,
+        "messages": prepared.messages,
+        "report": prepared.report.to_dict(),
+    }
+
+
+class EngineHandler(JsonHandler):
+    server: EngineServer
+
+    @property
+    def engine(self) -> ChatEngine:
+        return self.server.engine
+
+    @property
+    def client(self) -> str | None:
+        return self.headers.get("User-Agent")
+
+    def do_GET(self) -> None:
+        path = urlsplit(self.path).path.rstrip("/")
+        if path in ("/v1/models", "/models"):
+            self.send_json(200, {"object": "list", "data": [self._model_card()]})
+        elif (
+            path.startswith("/v1/models/") and path.removeprefix("/v1/models/") == self.engine.name
+        ):
+            self.send_json(200, self._model_card())
+        elif path == "/health":
+            self.send_json(200, {"status": "ok"})
+        else:
+            self.send_error_json(404, f"no route for GET {path}", code="not_found")
+
+    def _model_card(self) -> dict[str, Any]:
+        return {"id": self.engine.name, "object": "model", "created": 0, "owned_by": "toolmend"}
+
+    def do_POST(self) -> None:
+        path = urlsplit(self.path).path.rstrip("/")
+        routes = {
+            "/v1/chat/completions": self._chat,
+            "/chat/completions": self._chat,
+            "/v1/messages": self._messages,
+            "/v1/render": self._render_chat,
+            "/v1/messages/render": self._render_messages,
+        }
+        route = routes.get(path)
+        self._headers: dict[str, str] = {}
+        self._streaming = False
+        try:
+            if route is None:
+                self.read_body()
+                self.send_error_json(404, f"no route for POST {path}", code="not_found")
+                return
+            route()
+        except BodyError as exc:
+            self.send_error_json(exc.status, str(exc), headers=self._headers)
+        except BadRequest as exc:
+            self.send_json(400, exc.body(), self._headers)
+        except (BrokenPipeError, ConnectionResetError):
+            log.info("toolmend-engine: client went away")
+        except Exception as exc:
+            log.exception("toolmend-engine: request failed")
+            if self._streaming:
+                self.close_connection = True
+                return
+            self.send_error_json(
+                500, f"internal error: {exc!r}", kind="server_error", headers=self._headers
+            )
+
+    def _prepared_headers(self, prepared: Prepared) -> None:
+        self._headers = {HEADER: header_value(prepared.report)}
+
+    def _chat(self) -> None:
+        request = parse_chat(self.read_json())
+        prepared = self.engine.prepare_chat(request, self.client)
+        self._prepared_headers(prepared)
+        generation = self.engine.generation(
+            prepared,
+            max_tokens=request.max_tokens,
+            stop=request.stop,
+            top_logprobs=request.top_logprobs,
+            logprobs=request.logprobs,
+        )
+        created = int(time.time())
+        if not request.stream:
+            completion = generation.run()
+            body = chat_body(completion, self.engine.name, created, request.logprobs)
+            self.send_json(200, body, self._headers)
+            return
+        self.start_stream(200, "text/event-stream", self._headers)
+        self._streaming = True
+        chunks = chat_chunks(
+            generation,
+            f"chatcmpl-{prepared.digest[:24]}",
+            self.engine.name,
+            created,
+            logprobs=request.logprobs,
+            usage=request.include_usage,
+        )
+        try:
+            for chunk in chunks:
+                self.write_sse(chunk)
+        finally:
+            chunks.close()
+        self.write_sse("[DONE]")
+        self.end_stream()
+
+    def _messages(self) -> None:
+        request = parse_anthropic(self.read_json())
+        prepared = self.engine.prepare_anthropic(request, self.client)
+        self._prepared_headers(prepared)
+        generation = self.engine.generation(
+            prepared, max_tokens=request.max_tokens, stop=request.stop
+        )
+        if not request.stream:
+            self.send_json(200, anthropic_body(generation.run(), self.engine.name), self._headers)
+            return
+        self.start_stream(200, "text/event-stream", self._headers)
+        self._streaming = True
+        ident = f"msg_{prepared.digest[:24]}"
+        events = anthropic_events(generation, ident, self.engine.name, len(prepared.tokens))
+        try:
+            for event, data in events:
+                self.write_sse(data, event)
+        finally:
+            events.close()
+        self.end_stream()
+
+    def _render_chat(self) -> None:
+        prepared = self.engine.prepare_chat(parse_chat(self.read_json()), self.client)
+        self._prepared_headers(prepared)
+        self.send_json(200, _render_body(prepared), self._headers)
+
+    def _render_messages(self) -> None:
+        prepared = self.engine.prepare_anthropic(parse_anthropic(self.read_json()), self.client)
+        self._prepared_headers(prepared)
+        self.send_json(200, _render_body(prepared), self._headers)

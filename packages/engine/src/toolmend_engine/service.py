@@ -1,0 +1,236 @@
+"""One request through the engine: layer, render, generate, read the calls.
+
+The same path serves the HTTP API, the ``render`` command and the evaluation,
+so the prompt a client inspects is the prompt the model reads.  The model is
+anything with the small ``ModelLike`` surface: the llama.cpp ``LocalModel`` or,
+in tests, a scripted fake.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from toolmend import Form, Report
+
+from .inference import Step
+from .layer import apply_layer, choose_form
+from .protocol import AnthropicRequest, BadRequest, ChatRequest, anthropic_to_chat
+from .template import ChatTemplate, RenderError
+from .toolcalls import ContentStream, ParsedCall, parse_reply
+
+__all__ = ["ChatEngine", "Completion", "Generation", "ModelLike", "Prepared", "TokenLogprob"]
+
+
+class ModelLike(Protocol):
+    name: str
+    n_ctx: int
+    chat_template: str | None
+    bos_text: str
+    eos_text: str
+    lock: threading.Lock
+
+    def tokenize(self, text: str) -> list[int]: ...
+
+    def generate(
+        self, tokens: Sequence[int], max_tokens: int, *, top_logprobs: int = 0
+    ) -> Iterator[Step]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A request after the layer and the template: exactly what the model reads."""
+
+    prompt: str
+    tokens: list[int]
+    report: Report
+    messages: list[Any]
+    tool_names: frozenset[str]
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.prompt.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class TokenLogprob:
+    text: str
+    raw: bytes
+    logprob: float
+    top: tuple[tuple[str, bytes, float], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    id: str
+    text: str
+    content: str
+    calls: tuple[ParsedCall, ...]
+    call_ids: tuple[str, ...]
+    finish_reason: str
+    stop_sequence: str | None
+    prompt_tokens: int
+    tokens: tuple[int, ...]
+    logprobs: tuple[TokenLogprob, ...]
+
+    @property
+    def completion_tokens(self) -> int:
+        return len(self.tokens)
+
+
+def _held_back(text: str, stops: Sequence[str]) -> int:
+    """Length of the longest end of ``text`` that could still become a stop sequence."""
+    longest = 0
+    for stop in stops:
+        for n in range(min(len(stop) - 1, len(text)), longest, -1):
+            if text.endswith(stop[:n]):
+                longest = n
+                break
+    return longest
+
+
+class Generation:
+    """Greedy generation of one reply: iterate for content deltas, then read ``completion``."""
+
+    def __init__(
+        self,
+        engine: ChatEngine,
+        prepared: Prepared,
+        *,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        top_logprobs: int = 0,
+        logprobs: bool = False,
+    ) -> None:
+        self._engine = engine
+        self._prepared = prepared
+        self._max_tokens = max_tokens
+        self._stop = tuple(stop)
+        self._top = top_logprobs
+        self._logprobs = logprobs or top_logprobs > 0
+        self.completion: Completion | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        engine, prepared = self._engine, self._prepared
+        stream = ContentStream(engine.template.call_opening)
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        text = ""
+        tokens: list[int] = []
+        logprobs: list[TokenLogprob] = []
+        finish, stop_sequence = "length", None
+        limit = min(self._max_tokens, engine.model.n_ctx - len(prepared.tokens))
+        with engine.model.lock:
+            for step in engine.model.generate(prepared.tokens, limit, top_logprobs=self._top):
+                if step.end:
+                    finish = "stop"
+                    break
+                tokens.append(step.token)
+                if self._logprobs:
+                    logprobs.append(_token_logprob(step))
+                text += decoder.decode(step.text)
+                hits = [(text.find(s), s) for s in self._stop if s in text]
+                if hits:
+                    at, stop_sequence = min(hits)
+                    text, finish = text[:at], "stop"
+                    break
+                delta = stream.feed(text[: len(text) - _held_back(text, self._stop)])
+                if delta:
+                    yield delta
+        if stop_sequence is None:
+            text += decoder.decode(b"", final=True)
+        reply = parse_reply(text, prepared.tool_names)
+        rest = stream.finish(reply.content)
+        if rest:
+            yield rest
+        if reply.calls:
+            finish = "tool_calls"
+        ident = prepared.digest[:24]
+        self.completion = Completion(
+            id=f"chatcmpl-{ident}",
+            text=text,
+            content=reply.content,
+            calls=reply.calls,
+            call_ids=tuple(f"call_{ident[:16]}_{i}" for i in range(len(reply.calls))),
+            finish_reason=finish,
+            stop_sequence=stop_sequence,
+            prompt_tokens=len(prepared.tokens),
+            tokens=tuple(tokens),
+            logprobs=tuple(logprobs),
+        )
+
+    def run(self) -> Completion:
+        for _ in self:
+            pass
+        assert self.completion is not None
+        return self.completion
+
+
+def _token_logprob(step: Step) -> TokenLogprob:
+    top = tuple((t.text.decode("utf-8", "replace"), t.text, t.logprob) for t in step.top)
+    return TokenLogprob(step.text.decode("utf-8", "replace"), step.text, step.logprob, top)
+
+
+def _tool_names(tools: Sequence[Any]) -> frozenset[str]:
+    names = set()
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            names.add(function["name"])
+    return frozenset(names)
+
+
+class ChatEngine:
+    """A model, its chat template and the server's default form."""
+
+    def __init__(self, model: ModelLike, *, form: Form | None = None, name: str | None = None):
+        self.model = model
+        self.form = form
+        self.name = name or model.name
+        self.template = ChatTemplate.for_model(model.chat_template, model.bos_text, model.eos_text)
+
+    def _finish(self, rendered: list[Any], tools: list[Any], report: Report) -> Prepared:
+        try:
+            prompt = self.template.render(rendered, tools)
+        except RenderError as exc:
+            raise BadRequest(str(exc), "messages") from None
+        tokens = self.model.tokenize(prompt)
+        if len(tokens) >= self.model.n_ctx:
+            raise BadRequest(
+                f"the prompt has {len(tokens)} tokens; the context holds {self.model.n_ctx}",
+                "messages",
+                "context_length_exceeded",
+            )
+        return Prepared(prompt, tokens, report, rendered, _tool_names(tools))
+
+    def prepare_chat(self, request: ChatRequest, client: str | None = None) -> Prepared:
+        form = choose_form(request.tool_errors, self.form)
+        rewrite = apply_layer(request.messages, form, format="openai", client=client)
+        return self._finish(list(rewrite.messages), request.tools, rewrite.report)
+
+    def prepare_anthropic(self, request: AnthropicRequest, client: str | None = None) -> Prepared:
+        form = choose_form(request.tool_errors, self.form)
+        rewrite = apply_layer(request.messages, form, format="anthropic", client=client)
+        rendered = anthropic_to_chat(list(rewrite.messages), request.system)
+        return self._finish(rendered, request.tools, rewrite.report)
+
+    def generation(
+        self,
+        prepared: Prepared,
+        *,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        top_logprobs: int = 0,
+        logprobs: bool = False,
+    ) -> Generation:
+        return Generation(
+            self,
+            prepared,
+            max_tokens=max_tokens,
+            stop=stop,
+            top_logprobs=top_logprobs,
+            logprobs=logprobs,
+        )

@@ -1,0 +1,126 @@
+"""A scripted stand-in for the llama.cpp model, and a loopback server runner.
+
+The fake tokenizes one token per character and replies with a scripted text,
+so the server, proxy and formats are tested exactly and fast; the real model
+is exercised by the tests marked ``engine``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from http.server import ThreadingHTTPServer
+from typing import Any
+
+from toolmend_engine.inference import Step, TopLogprob
+
+PIECE = 3
+TOP = (TopLogprob(60, b"<", -0.5), TopLogprob(84, b"The", -1.5))
+
+CALL_TEXT = '<tool_call>{"name": "get_order", "arguments": {"order_id": "ORD-1"}}</tool_call>'
+TOOLS: list[Any] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_order",
+            "description": "Look up an order.",
+            "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+        },
+    }
+]
+FAILED: list[Any] = [
+    {"role": "user", "content": "Total of ORD-1?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "get_order", "arguments": '{"order_id": "ORD-1"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "Error: 503 Service Unavailable"},
+]
+NOTE = (
+    "Note from the tool runtime: the last attempt called get_order with order_id=ORD-1 "
+    "and it failed "
+    "with: Error: 503 Service Unavailable\n\n"
+    "This is a temporary failure. Retrying the same call is expected to succeed."
+)
+
+
+def echo_or_call(prompt: str) -> str:
+    """Call when the prompt asks for an order, otherwise echo the last turn."""
+    last = prompt.rsplit("<|im_start|>", 2)[-2]
+    if last.startswith("user\nTotal of ORD-1?<|im_end|>"):
+        return "  " + CALL_TEXT
+    return "Echo: " + last.split("\n", 1)[1].removesuffix("<|im_end|>\n")
+
+
+ANTHROPIC_FAILED: list[Any] = [
+    {"role": "user", "content": "Total of ORD-1?"},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "tu1", "name": "get_order", "input": {"order_id": "ORD-1"}}
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "tu1",
+                "content": "Error: 503 Service Unavailable",
+            }
+        ],
+    },
+]
+ANTHROPIC_TOOLS: list[Any] = [{"name": "get_order", "input_schema": {"type": "object"}}]
+
+
+class FakeModel:
+    """Replies ``respond(prompt)`` in pieces of three characters, then ends the turn."""
+
+    name = "fake-model"
+    n_ctx = 4096
+    chat_template: str | None = None
+    bos_text = ""
+    eos_text = "<|im_end|>"
+
+    def __init__(self, respond: Callable[[str], str] | str = "Hello there.") -> None:
+        self.respond = respond if callable(respond) else (lambda _prompt, text=respond: text)
+        self.lock = threading.Lock()
+        self.prompts: list[str] = []
+
+    def tokenize(self, text: str) -> list[int]:
+        return [ord(c) for c in text]
+
+    def generate(
+        self, tokens: Sequence[int], max_tokens: int, *, top_logprobs: int = 0
+    ) -> Iterator[Step]:
+        prompt = "".join(chr(t) for t in tokens)
+        self.prompts.append(prompt)
+        reply = self.respond(prompt)
+        pieces = [reply[i : i + PIECE] for i in range(0, len(reply), PIECE)]
+        for piece in pieces[:max_tokens]:
+            yield Step(ord(piece[0]), piece.encode(), -0.25, False, TOP[:top_logprobs])
+        if len(pieces) < max_tokens:
+            yield Step(0, b"", -0.1, True)
+
+
+@contextmanager
+def running(server: ThreadingHTTPServer) -> Iterator[str]:
+    """Serve on a thread; yields the base URL (``http://127.0.0.1:PORT``)."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        yield f"http://{host}:{port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -1,0 +1,138 @@
+"""The proxy in front of the local server: the layer, streaming pass-through, failures."""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import openai
+import pytest
+from engine_fakes import ANTHROPIC_FAILED, FAILED, NOTE, TOOLS, FakeModel, echo_or_call, running
+
+from toolmend import Form
+from toolmend_engine.proxy import make_proxy
+from toolmend_engine.server import make_server
+from toolmend_engine.service import ChatEngine
+
+
+@pytest.fixture
+def fake() -> FakeModel:
+    return FakeModel(echo_or_call)
+
+
+@pytest.fixture
+def upstream(fake: FakeModel) -> Iterator[str]:
+    with running(make_server(ChatEngine(fake), port=0)) as url:
+        yield url
+
+
+@pytest.fixture
+def proxy(upstream: str) -> Iterator[str]:
+    with running(make_proxy(upstream + "/v1", port=0)) as url:
+        yield url
+
+
+@pytest.fixture
+def client(proxy: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=proxy + "/v1", api_key="unused", max_retries=0)
+
+
+def test_models_pass_through(client: openai.OpenAI) -> None:
+    assert [m.id for m in client.models.list()] == ["fake-model"]
+
+
+def test_proxy_applies_the_layer_before_the_upstream(
+    client: openai.OpenAI, fake: FakeModel
+) -> None:
+    raw = client.chat.completions.with_raw_response.create(
+        model="m", messages=FAILED, tools=TOOLS, extra_body={"tool_errors": "c3"}
+    )
+    assert (
+        raw.headers["x-tool-errors"]
+        == "failed=2:get_order:transient:generic; form=c3; changed=true"
+    )
+    assert raw.parse().choices[0].message.content == "Echo: " + NOTE
+    assert fake.prompts[-1].endswith(f"<|im_start|>user\n{NOTE}<|im_end|>\n<|im_start|>assistant\n")
+
+
+def test_proxy_without_a_form_forwards_the_conversation_unchanged(client: openai.OpenAI) -> None:
+    raw = client.chat.completions.with_raw_response.create(model="m", messages=FAILED, tools=TOOLS)
+    assert (
+        raw.headers["x-tool-errors"]
+        == "failed=2:get_order:transient:generic; form=off; changed=false"
+    )
+    assert raw.parse().choices[0].message.content == "Echo: Error: 503 Service Unavailable"
+
+
+def test_streaming_passes_through(client: openai.OpenAI) -> None:
+    chunks = list(
+        client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "via proxy"}], stream=True
+        )
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == "Echo: via proxy"
+    tool_chunks = list(
+        client.chat.completions.create(model="m", messages=FAILED[:1], tools=TOOLS, stream=True)
+    )
+    deltas = [tc for c in tool_chunks for tc in c.choices[0].delta.tool_calls or []]
+    assert [(d.function.name, d.function.arguments) for d in deltas if d.function] == [
+        ("get_order", '{"order_id": "ORD-1"}')
+    ]
+
+
+def test_server_option_of_the_proxy(upstream: str, fake: FakeModel) -> None:
+    with running(make_proxy(upstream, form=Form.C2, port=0)) as url:
+        client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+        raw = client.chat.completions.with_raw_response.create(model="m", messages=FAILED)
+        assert (
+            raw.headers["x-tool-errors"]
+            == "failed=2:get_order:transient:generic; form=c2; changed=true"
+        )
+        assert fake.prompts[-1] == (
+            f"<|im_start|>user\nTotal of ORD-1?\n\n{NOTE}<|im_end|>\n<|im_start|>assistant\n"
+        )
+
+
+def _post(url: str, body: bytes) -> tuple[int, dict[str, str], Any]:
+    request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request) as response:
+            return response.status, dict(response.headers), json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), json.loads(exc.read())
+
+
+def test_anthropic_messages_through_the_proxy(proxy: str) -> None:
+    body = {"model": "m", "max_tokens": 300, "messages": ANTHROPIC_FAILED, "tool_errors": "c3"}
+    status, headers, reply = _post(proxy + "/v1/messages", json.dumps(body).encode())
+    assert status == 200
+    assert headers["X-Tool-Errors"] == "failed=2:get_order:transient:generic; form=c3; changed=true"
+    assert reply["content"] == [{"type": "text", "text": "Echo: " + NOTE}]
+
+
+def test_upstream_errors_pass_through(proxy: str) -> None:
+    status, _, body = _post(proxy + "/v1/chat/completions", b'{"messages": []}')
+    assert (status, body["error"]["message"]) == (400, "messages must be a non-empty list")
+    status, _, body = _post(proxy + "/v1/chat/completions", b'{"messages": [], "tool_errors": "x"}')
+    assert status == 400
+    assert body["error"]["message"] == "tool_errors must be one of off, c0, c1, c2, c3, c4; got 'x'"
+
+
+def test_unreachable_upstream_is_a_502() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with running(make_proxy(f"http://127.0.0.1:{port}/v1", port=0)) as url:
+        status, headers, body = _post(
+            url + "/v1/chat/completions", json.dumps({"messages": FAILED}).encode()
+        )
+    assert status == 502
+    assert (
+        headers["X-Tool-Errors"] == "failed=2:get_order:transient:generic; form=off; changed=false"
+    )
+    assert body["error"]["type"] == "upstream_error"
+    assert body["error"]["message"].startswith(f"upstream http://127.0.0.1:{port}/v1 unreachable: ")
