@@ -219,6 +219,21 @@ def test_review_receipts_a_violation_and_logs_each_firing(
     ]
 
 
+@pytest.mark.parametrize(
+    "result",
+    ["Error: order service unavailable", {"error": "order service unavailable"}],
+    ids=["text", "json"],
+)
+def test_review_leaves_a_failure_to_be_handled_as_one(result: object) -> None:
+    outcome = review(CONTRACTS, "get_order", {}, result)
+    text = result if isinstance(result, str) else '{"error": "order service unavailable"}'
+    assert (outcome.text, outcome.violations, outcome.receipt) == (text, (), None)
+    told = review(CONTRACTS, "get_order", {}, {"status": "lost", "total": 0}, failed=True)
+    assert (told.violations, told.changed) == ((), False)
+    checked = review(CONTRACTS, "get_order", {}, result, failed=False)
+    assert checked.changed is True
+
+
 def test_review_of_an_unknown_tool_or_without_contracts_changes_nothing() -> None:
     assert review(CONTRACTS, "other_tool", {}, "anything").changed is False
     assert review(None, "get_order", {}, {"status": "lost"}).text == '{"status": "lost"}'

@@ -12,6 +12,7 @@ from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
 
+import agents
 import aiohttp
 import anthropic
 import httpx
@@ -20,10 +21,12 @@ import pydantic
 import pytest
 import requests
 from conftest import Loopback, Reply
+from mcp.shared.exceptions import MCPError
 
 from toolmend import ExceptionInfo, Kind, classify_exception
 from toolmend.exceptions import (
     describe_exception,
+    mcp_code,
     parse_duration,
     parse_retry_after,
     retry_after_in_text,
@@ -399,6 +402,51 @@ def test_botocore_codes(code: str, status: int, kind: Kind) -> None:
 def test_botocore_unknown_code_uses_status() -> None:
     info = classify_exception(_boto_error("SomethingElse", 503))
     assert info == ExceptionInfo(T, "HTTP 503", 2.0, False, 503)
+
+
+# -- MCP errors by JSON-RPC code, the Agents SDK's argument errors ---------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "kind", "meaning"),
+    [
+        (-32602, F, "invalid params"),
+        (-32601, F, "method not found"),
+        (-32600, F, "invalid request"),
+        (-32001, T, "request timeout"),
+        (-32603, A, "internal error"),
+    ],
+)
+def test_mcp_errors_by_code(code: int, kind: Kind, meaning: str) -> None:
+    exc = MCPError(code, "the server says no")
+    assert classify_exception(exc) == ExceptionInfo(kind, f"MCP error {code} ({meaning})")
+    assert mcp_code(exc) == code
+
+
+def test_mcp_errors_are_duck_typed() -> None:
+    class McpError(Exception):
+        def __init__(self, code: int) -> None:
+            super().__init__("older SDK")
+            self.code = code
+
+    wrapped = type("MCPError", (Exception,), {})("wrapped")
+    wrapped.error = type("ErrorData", (), {"code": -32601})()  # type: ignore[attr-defined]
+    assert classify_exception(McpError(-32602)).reason == "MCP error -32602 (invalid params)"
+    assert classify_exception(wrapped).reason == "MCP error -32601 (method not found)"
+    assert mcp_code(ValueError("-32602")) is None
+    assert mcp_code(McpError(True)) is None  # type: ignore[arg-type]
+
+
+def test_unknown_mcp_codes_go_by_their_text() -> None:
+    assert classify_exception(MCPError(-32000, "Connection closed")) == classify_exception(
+        ValueError("Connection closed")
+    )
+    assert classify_exception(MCPError(-32099, "rate limit exceeded")).kind is T
+
+
+def test_agents_sdk_argument_errors_are_fixable() -> None:
+    exc = agents.ModelBehaviorError("Invalid JSON input for tool read_file")
+    assert classify_exception(exc) == ExceptionInfo(F, "invalid tool arguments")
 
 
 # -- text fallback and robustness ---------------------------------------------------------

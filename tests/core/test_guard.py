@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 from conftest import Loopback, Reply
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
-from toolmend import LoopGuard, RetryPolicy, ToolFailure, guard, testing
+from toolmend import LoopGuard, RetryPolicy, ToolFailure, guard, testing, validation_details
 from toolmend.model import Kind
 
 FIXABLE = (
@@ -62,6 +62,32 @@ def test_invalid_argument_names_the_field() -> None:
         "unable to parse string as an integer (got 'three')\n" + FIXABLE
     )
     assert (result.kind, result.attempts, result.rule) == (Kind.FIXABLE, 0, "invalid-arguments")
+
+
+def test_the_invalid_arguments_failure_and_the_details_are_public() -> None:
+    class Order(BaseModel):
+        qty: int
+        note: str
+
+    try:
+        Order.model_validate({"qty": "many"})
+    except ValidationError as exc:
+        error = exc
+    assert validation_details(error) == (
+        "qty: Input should be a valid integer, unable to parse string as an integer "
+        "(got 'many'); note: Field required (got {'qty': 'many'})"
+    )
+    assert validation_details(error, prefix="order").startswith("order.qty: Input should")
+    failure = ToolFailure.invalid_arguments("buy", {"qty": "many"}, "qty: not a number")
+    assert str(failure) == (
+        "Tool 'buy' was not run: invalid arguments. qty: not a number\n" + FIXABLE
+    )
+    assert (failure.kind, failure.attempts, failure.rule, failure.reason) == (
+        Kind.FIXABLE,
+        0,
+        "invalid-arguments",
+        "argument validation",
+    )
 
 
 def test_missing_and_unexpected_arguments() -> None:

@@ -8,7 +8,18 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from toolmend import CallContext, Kind, LoopGuard, ToolFailure, execute, stub_superseded, testing
+from toolmend import (
+    CallContext,
+    Kind,
+    LoopGuard,
+    Observation,
+    Source,
+    ToolFailure,
+    Verdict,
+    execute,
+    stub_superseded,
+    testing,
+)
 from toolmend.loop import canonical
 
 FIXABLE = (
@@ -135,6 +146,52 @@ def test_record_for_failures_seen_only_as_text() -> None:
     loop.record("edit", {"path": "b"}, None)
     assert loop.consecutive_failures("edit") == 0
     assert loop.before("edit", {"path": "b"}) is None
+
+
+def test_a_refused_call_counts_toward_the_budget_but_is_no_failure_to_refuse() -> None:
+    loop = LoopGuard(max_consecutive_failures=2)
+    loop.record("edit", {"path": "a"}, Kind.FIXABLE, "bad", refused=True)
+    assert loop.consecutive_failures("edit") == 1
+    assert loop.before("edit", {"path": "a"}) is None
+    loop.record("edit", {"path": "b"}, Kind.AMBIGUOUS)
+    blocked = loop.before("edit", {"path": "c"})
+    assert blocked is not None
+    assert blocked.rule == "loop-budget"
+
+
+def test_replay_rebuilds_a_run_from_its_finished_calls() -> None:
+    bad = Verdict(True, Kind.FIXABLE, "status", Source.FLAG, None, "Use a relative path.")
+    repeat = Verdict(True, Kind.FIXABLE, "loop-repeat", Source.EXCEPTION)
+    loop = LoopGuard(max_consecutive_failures=3)
+    loop.replay(
+        [
+            Observation("edit", {"path": "/a"}, bad, "Error: absolute path"),
+            Observation("edit", {"path": "/a"}, repeat, "Tool 'edit' was not run"),
+        ]
+    )
+    assert loop.consecutive_failures("edit") == 2
+    blocked = loop.before("edit", {"path": "/a"})
+    assert blocked is not None
+    assert str(blocked) == (
+        "Tool 'edit' was not run: this exact call already failed in this task. "
+        "The earlier error: Error: absolute path\nUse a relative path."
+    )
+    loop.replay([Observation("edit", {"path": "b"}, Verdict(False))])
+    assert loop.consecutive_failures("edit") == 0
+
+
+def test_after_quotes_the_text_the_model_was_shown() -> None:
+    loop = LoopGuard()
+    failure = ToolFailure("add", {"a": "x"}, Kind.FIXABLE, 1, "Tool 'add' failed", FIXABLE)
+    loop.after("add", {"a": "x"}, failure, error="a: Input should be a valid integer")
+    blocked = loop.before("add", {"a": "x"})
+    assert blocked is not None
+    assert blocked.cause == (
+        "Tool 'add' was not run: this exact call already failed in this task. "
+        "The earlier error: a: Input should be a valid integer"
+    )
+    loop.after("add", {"a": "x"}, blocked, error="ignored")
+    assert loop.consecutive_failures("add") == 2
 
 
 def test_reset() -> None:

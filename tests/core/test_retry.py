@@ -12,6 +12,7 @@ import httpx
 import pytest
 from conftest import Loopback, Reply
 from langgraph.errors import GraphInterrupt
+from mcp.shared.exceptions import MCPError
 
 from toolmend import (
     CallContext,
@@ -19,13 +20,15 @@ from toolmend import (
     RetryBudget,
     RetryPolicy,
     Source,
+    ToolFailed,
     ToolFailure,
     Verdict,
     aexecute,
     execute,
     testing,
 )
-from toolmend.retry import Stop, budget_for
+from toolmend.failure import user_frames
+from toolmend.retry import STOP_SENTENCES, AttemptRecord, Stop, budget_for
 
 TRANSIENT = "This is a temporary failure. Retrying the same call is expected to succeed."
 FIXABLE = (
@@ -482,7 +485,20 @@ def test_logging(caplog: pytest.LogCaptureFixture) -> None:
             "outcome_unknown=False",
         ),
     ]
-    assert caplog.records[-1].exc_info is not None
+    assert [r.exc_info for r in caplog.records] == [None, None]
+
+
+def test_the_traceback_is_logged_at_debug_only(caplog: pytest.LogCaptureFixture) -> None:
+    def tool(ctx: CallContext) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    with caplog.at_level(logging.DEBUG, logger="toolmend.retry"):
+        execute(tool, tool="t", effect="read_only")
+    (debug,) = [r for r in caplog.records if r.levelno == logging.DEBUG]
+    assert debug.getMessage() == "tool t: traceback of the last attempt"
+    assert debug.exc_info is not None
+    assert isinstance(debug.exc_info[1], PermissionError)
+    assert [r.exc_info for r in caplog.records if r.levelno == logging.INFO] == [None, None]
 
 
 class Interrupt(Exception):
@@ -496,6 +512,7 @@ class Interrupt(Exception):
         (SystemExit(1), ()),
         (GraphInterrupt(()), ()),
         (Interrupt("stop"), (Interrupt,)),
+        (MCPError(-32042, "URL elicitation required"), ()),
     ],
 )
 def test_control_flow_passes_through(exc: BaseException, passthrough: Any) -> None:
@@ -681,3 +698,109 @@ def test_effects() -> None:
     )
     assert effect_from_mcp({"destructiveHint": False}) is Effect.UNKNOWN
     assert effect_from_mcp(None) is Effect.UNKNOWN
+
+
+# -- why a call stopped, and failures built outside execute ------------------------------
+
+
+def test_every_stop_has_its_sentence() -> None:
+    assert set(STOP_SENTENCES) == set(Stop)
+    assert Stop.UNSAFE.sentence == (
+        "Not retried: the call may have taken effect, and the tool is not declared safe to repeat."
+    )
+
+
+def test_the_failure_and_its_attempts_say_why_they_stopped() -> None:
+    def pay(ctx: CallContext) -> None:
+        raise TimeoutError("timed out")
+
+    history: list[AttemptRecord] = []
+    failure = execute(pay, tool="pay", effect="write", history=history)
+    assert isinstance(failure, ToolFailure)
+    assert failure.why_stopped == Stop.UNSAFE.sentence
+    assert failure.to_dict()["why_stopped"] == Stop.UNSAFE.sentence
+    assert [h.to_dict()["why_stopped"] for h in history] == [Stop.UNSAFE.sentence]
+    assert history[0].exception is failure.exception
+
+
+def test_history_keeps_what_each_attempt_raised() -> None:
+    errors = [ValueError("Service Unavailable"), ValueError("Service Unavailable, again")]
+
+    def flaky(ctx: CallContext) -> str:
+        if errors:
+            raise errors.pop(0)
+        return "ok"
+
+    history: list[AttemptRecord] = []
+    with testing():
+        assert execute(flaky, tool="t", effect="read_only", history=history) == "ok"
+    assert [str(h.exception) for h in history] == [
+        "Service Unavailable",
+        "Service Unavailable, again",
+    ]
+    assert [h.why_stopped for h in history] == [None, None]
+
+
+def test_failure_from_one_raised_exception() -> None:
+    exc = raised_at_line(TimeoutError("timed out"))
+    failure = ToolFailure.from_exception(exc, tool="pay", arguments={"amount": 5}, effect="write")
+    assert (failure.kind, failure.attempts, failure.stop, failure.outcome_unknown) == (
+        Kind.TRANSIENT,
+        1,
+        None,
+        True,
+    )
+    assert str(failure) == (
+        "Tool 'pay' failed after 1 attempt with TimeoutError: timed out\n"
+        f"Where: test_retry.py:{line_of('# FROM_EXCEPTION')} in raised_at_line\n" + VERIFY_FIRST
+    )
+    read = ToolFailure.from_exception(exc, tool="get", effect="read_only")
+    assert (read.outcome_unknown, read.guidance, read.arguments) == (False, TRANSIENT, {})
+    assert ToolFailure.from_exception(ToolFailed(failure), tool="other") is failure
+    assert str(ToolFailed(failure)) == str(failure)
+
+
+def raised_at_line(exc: BaseException) -> BaseException:
+    try:
+        raise exc  # FROM_EXCEPTION
+    except BaseException as caught:
+        return caught
+
+
+def _raise_through(filename: str, module: str) -> BaseException:
+    """An exception raised by :func:`user_tool` through code that claims ``filename``."""
+    namespace: dict[str, Any] = {"__name__": module, "inner": user_tool}
+    exec(compile("def adapter():\n    inner()\n", filename, "exec"), namespace)
+    try:
+        namespace["adapter"]()  # RAISE_THROUGH
+    except BaseException as exc:
+        return exc
+    raise AssertionError("nothing raised")
+
+
+def user_tool() -> None:
+    raise ValueError("bad")  # USER_TOOL
+
+
+@pytest.mark.parametrize(
+    ("filename", "module"),
+    [
+        ("/work/app/packages/openai_agents/src/toolmend_openai_agents/tools.py", "adapter"),
+        ("/home/u/proj/src/toolmend/execute.py", "__main__"),
+        ("/home/u/proj/lib/wrapper.py", "toolmend_custom.wrapper"),
+        ("/home/u/proj/lib/wrapper.py", "toolmend"),
+    ],
+)
+def test_frames_of_every_toolmend_package_are_not_the_users(filename: str, module: str) -> None:
+    assert user_frames(_raise_through(filename, module)) == (
+        f"test_retry.py:{line_of('# RAISE_THROUGH')} in _raise_through > "
+        f"test_retry.py:{line_of('# USER_TOOL')} in user_tool"
+    )
+
+
+def test_a_users_own_src_folder_is_the_users() -> None:
+    exc = _raise_through("/home/u/proj/src/shop/tools.py", "shop.tools")
+    assert user_frames(exc) == (
+        f"test_retry.py:{line_of('# RAISE_THROUGH')} in _raise_through > "
+        f"tools.py:2 in adapter > test_retry.py:{line_of('# USER_TOOL')} in user_tool"
+    )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from toolmend import Kind, LoopGuard, RunRegistry, Verdict
-from toolmend.runs import BoundedDict
+from toolmend import Kind, LoopGuard, RunRegistry, Source, Verdict
+from toolmend.runs import BoundedDict, verdict_from_record, verdict_record
 
 
 def test_state_is_per_run_and_reused() -> None:
@@ -69,3 +69,25 @@ def test_concurrent_access_creates_one_state_per_run() -> None:
         thread.join()
     assert len(runs) == 10
     assert len({id(state) for state in seen}) == 10
+
+
+def test_verdicts_travel_as_records() -> None:
+    verdict = Verdict(True, Kind.FIXABLE, "status", Source.FLAG, "'nknown tool'", "Fix it.")
+    record = verdict_record(verdict)
+    assert record == {
+        "failed": True,
+        "kind": "fixable",
+        "rule": "status",
+        "source": "flag",
+        "reason": "'nknown tool'",
+        "guidance": "Fix it.",
+    }
+    assert verdict_from_record(record) == verdict
+    assert verdict_from_record({**record, "extra": 1}) == verdict
+    assert verdict_from_record({"failed": False}) == Verdict(False)
+    assert verdict_from_record({"failed": True, "kind": "fixable"}, rule="is_error") == Verdict(
+        True, Kind.FIXABLE, "is_error", Source.FLAG
+    )
+    assert verdict_from_record({"failed": True, "kind": "odd"}) is None
+    assert verdict_from_record({"failed": True}) is None
+    assert verdict_from_record({}) is None

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -55,3 +58,27 @@ def notes(messages: Sequence[BaseMessage]) -> list[str]:
 
 def tool_messages(messages: Sequence[BaseMessage]) -> list[ToolMessage]:
     return [m for m in messages if isinstance(m, ToolMessage)]
+
+
+def line_of(fn: Callable[..., Any], needle: str) -> str:
+    """``file:line in name``: how the core's ``Where:`` line names the line of ``fn`` with
+    ``needle``."""
+    lines, start = inspect.getsourcelines(fn)
+    offset = next(i for i, line in enumerate(lines) if needle in line)
+    return f"{Path(inspect.getfile(fn)).name}:{start + offset} in {fn.__name__}"
+
+
+def where(*frames: tuple[Callable[..., Any], str]) -> list[str]:
+    """The core's ``Where:`` line for a failure raised through ``frames`` (outermost first),
+    as the lines after the first of a failed tool's content."""
+    return ["Where: " + " > ".join(line_of(fn, needle) for fn, needle in frames)]
+
+
+def thread_copies_timeouts() -> bool:
+    """Whether a ``TimeoutError`` raised in a thread reaches ``await`` as a fresh copy.
+
+    A sync tool under ``ainvoke``/``astream`` runs in a thread; before Python 3.13
+    asyncio re-creates a bare ``TimeoutError`` from that thread without its
+    traceback, so the core has no user frame to show for it.
+    """
+    return sys.version_info < (3, 13)

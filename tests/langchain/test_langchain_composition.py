@@ -15,7 +15,7 @@ from langchain.agents import create_agent
 from langchain.agents.middleware import ToolRetryMiddleware
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
-from lc_support import ai, call, http_error, tool_messages
+from lc_support import ai, call, http_error, tool_messages, where
 
 from toolmend import RetryPolicy
 from toolmend_langchain import ToolMendMiddleware
@@ -55,10 +55,12 @@ async def test_transient_read_is_retried_by_toolmend_only(asynchronous: bool) ->
     (result,) = tool_messages(out["messages"])
     assert result.status == "error"
     assert result.response_metadata["toolmend"]["attempts"] == 3
-    assert result.content.startswith(
+    assert quote.func is not None
+    assert result.content.split("\n") == [
         "Tool 'quote' failed after 3 attempts with httpx.HTTPStatusError: "
-        "Server error '503 Service Unavailable' for url 'http://127.0.0.1/data'"
-    )
+        "Server error '503 Service Unavailable' for url 'http://127.0.0.1/data'",
+        *where((quote.func, "raise http_error"), (http_error, "raise_for_status()")),
+    ]
 
 
 @pytest.mark.parametrize("asynchronous", [False, True])

@@ -332,6 +332,29 @@ def test_contract_violation_delivers_the_receipt() -> None:
     assert notes(model.seen[1]) == []
 
 
+def test_a_result_that_reads_as_a_failure_gets_no_receipt() -> None:
+    text = "Error: permission denied for the quote feed"
+
+    @tool
+    def quote(symbol: str) -> str:
+        """Quote."""
+        return text
+
+    contracts = declared({"quote": {"type": "object"}})
+    model = ScriptedChatModel(script=replies([ai(call("quote", {"symbol": "X"}, "q1")), "x"]))
+    middleware = ToolMendMiddleware(effects={"quote": "read_only"}, contracts=contracts)
+    out = create_agent(model, [quote], middleware=[middleware]).invoke(GO)
+
+    (result,) = tool_messages(out["messages"])
+    assert (result.status, result.content) == ("success", text)
+    record = result.response_metadata["toolmend"]
+    assert "contract" not in record
+    assert (record["failed"], record["kind"], record["rule"]) == (True, "unrecoverable", "generic")
+    assert shape(model.seen[1][-1:]) == [
+        ("human", runtime_note("quote", {"symbol": "X"}, text, GUIDANCE[Kind.UNRECOVERABLE]))
+    ]
+
+
 def test_odd_requests_never_raise_from_toolmend() -> None:
     side = configure()
     reply = ToolMessage("fine", tool_call_id="z")

@@ -246,7 +246,7 @@ async def test_protocol_error_is_returned_as_an_error_result(connect: Connect) -
     assert (findings["kind"], findings["source"], findings["reason"]) == (
         "fixable",
         "exception",
-        "text '-32602'",
+        "MCP error -32602 (invalid params)",
     )
     assert findings["guidance"] == FIXABLE
 
@@ -282,10 +282,17 @@ async def test_read_timeout_of_a_read_is_retried_then_returned(
     assert text.startswith("MCP error -32001: ")
     assert (findings["kind"], findings["reason"], findings["attempts"]) == (
         "transient",
-        "TimeoutError",
+        "MCP error -32001 (request timeout)",
         2,
     )
     assert findings["stop"] == "attempts"
+    assert findings["why_stopped"] == (
+        "Not retried again: every attempt the retry policy allows was used."
+    )
+    assert [(h["attempt"], h["error"] == text, h["stop"]) for h in findings["history"]] == [
+        (1, True, None),
+        (2, True, "attempts"),
+    ]
     assert len(sleeps.sleeps) == 1
 
 
@@ -300,6 +307,9 @@ async def test_read_timeout_of_a_write_is_not_retried(connect: Connect, sleeps: 
         True,
     )
     assert findings["guidance"] == VERIFY_FIRST
+    assert findings["why_stopped"] == (
+        "Not retried: the call may have taken effect, and the tool is not declared safe to repeat."
+    )
     assert sleeps.sleeps == []
 
 
@@ -344,6 +354,17 @@ async def test_receipt_names_recovery_tools_the_server_has(connect: Connect) -> 
     assert found(result)["receipt"]["admissible_recovery_tools"] == ["search"]
 
 
+async def test_a_failed_result_gets_no_receipt(connect: Connect) -> None:
+    contracts = Contracts().declare("crash", {"type": "object"})
+    async with connect() as client:
+        session = RecoveringSession(client, contracts=contracts)
+        result = await session.call_tool("crash", {"path": "a.txt"})
+    findings = found(result)
+    assert texts(result) == ["Error executing tool crash"]
+    assert (findings["failed"], findings["source"]) == (True, "flag")
+    assert (findings["violations"], findings["receipt"]) == ([], None)
+
+
 async def test_a_clean_result_gets_clean_findings(connect: Connect) -> None:
     async with connect() as client:
         session = RecoveringSession(client, trust_annotations=True)
@@ -366,6 +387,7 @@ async def test_a_clean_result_gets_clean_findings(connect: Connect) -> None:
         "retry_after": None,
         "outcome_unknown": False,
         "stop": None,
+        "why_stopped": None,
         "history": [],
         "violations": [],
         "receipt": None,

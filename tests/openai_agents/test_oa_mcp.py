@@ -11,8 +11,8 @@ from agents import Agent, Runner
 from agents.mcp import MCPServerStdio, MCPToolCustomDataContext
 from agents.testing import ScriptedModel, assistant_message, function_call
 from oa_support import (
+    FIXABLE,
     UNRECOVERABLE,
-    VERIFY_FIRST,
     call_item,
     config,
     note,
@@ -68,15 +68,16 @@ async def test_mcp_error_results_and_raised_errors_get_the_note_like_function_to
     notes = "\n\n".join(
         [
             runtime_note("read_secret", "path=/etc/shadow", refused, UNRECOVERABLE),
-            runtime_note("lookup", "key=KEY", raised, VERIFY_FIRST),
+            runtime_note("lookup", "key=KEY", raised, FIXABLE),
         ]
     )
     assert model.calls[1].input == [*sent, note(notes)]
     assert result.to_input_list()[:-1] == sent
     assert sorted(seen) == [("echo", False), ("read_secret", True)]
+    # -32602 (invalid params) is fixable by its JSON-RPC code, which the text does not show.
     assert [(f.call_id, f.failure.kind.value, f.failure.rule) for f in captured.failures] == [
         ("c1", "unrecoverable", "is_error"),
-        ("c2", "ambiguous", "exception"),
+        ("c2", "fixable", "exception"),
     ]
 
 

@@ -34,9 +34,9 @@ __all__ = [
 from .effects import Effect, declare_effect, effect_from_mcp, effect_of
 from .exceptions import ExceptionInfo, classify_exception
 from .execute import aexecute, execute
-from .failure import ToolFailure
+from .failure import ToolFailed, ToolFailure, validation_details
 from .guard import guard
-from .loop import LoopGuard, stub_superseded
+from .loop import LoopGuard, Observation, stub_superseded
 from .retry import CallContext, RetryBudget, RetryPolicy, testing
 from .runs import RunRegistry, RunState
 
@@ -45,10 +45,12 @@ __all__ += [
     "Effect",
     "ExceptionInfo",
     "LoopGuard",
+    "Observation",
     "RetryBudget",
     "RetryPolicy",
     "RunRegistry",
     "RunState",
+    "ToolFailed",
     "ToolFailure",
     "aexecute",
     "classify_exception",
@@ -59,6 +61,7 @@ __all__ += [
     "guard",
     "stub_superseded",
     "testing",
+    "validation_details",
 ]
 
 # -- contracts (issue 8) --

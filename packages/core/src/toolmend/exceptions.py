@@ -24,9 +24,12 @@ from .model import Kind
 from .words import HTTP_KIND
 
 __all__ = [
+    "MCP_CODES",
+    "URL_ELICITATION_REQUIRED",
     "ExceptionInfo",
     "classify_exception",
     "describe_exception",
+    "mcp_code",
     "parse_duration",
     "parse_retry_after",
     "retry_after_in_text",
@@ -121,6 +124,24 @@ _FIXABLE_TYPES = frozenset(
     }
 )
 _VALIDATION_TYPES = frozenset({"pydantic_core.ValidationError", "pydantic.ValidationError"})
+# The Agents SDK raises this for a tool call it could not parse or validate, before the body.
+_MODEL_BEHAVIOR = "agents.ModelBehaviorError"
+
+MCP_CODES: Mapping[int, tuple[Kind, str]] = {
+    -32602: (F, "invalid params"),
+    -32601: (F, "method not found"),
+    -32600: (F, "invalid request"),
+    -32001: (T, "request timeout"),
+    -32603: (A, "internal error"),
+}
+"""JSON-RPC error codes of an MCP error whose next action is known; others go by their text.
+
+A request timeout is transient but not before dispatch: the server may still run
+the call, so a write that timed out counts as possibly landed.
+"""
+URL_ELICITATION_REQUIRED = -32042
+"""The MCP code that asks the host to send the user to a URL: control flow, not a failure."""
+_MCP_TYPES = frozenset({"MCPError", "McpError"})
 
 _BOTO_CODES: Mapping[str, Kind] = {
     **dict.fromkeys(
@@ -287,6 +308,33 @@ def _walk(exc: BaseException) -> Iterator[BaseException]:
             queue.extend((nxt, depth + 1) for nxt in _linked(current))
 
 
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def mcp_code(exc: BaseException) -> int | None:
+    """The JSON-RPC code of an MCP SDK error (``MCPError``, older ``McpError``), by duck typing.
+
+    Read from ``exc.error.code`` (the SDK's ``ErrorData``), else ``exc.code``;
+    ``None`` for any other exception.
+    """
+    if not any(cls.__name__ in _MCP_TYPES for cls in type(exc).__mro__):
+        return None
+    try:
+        code = _int(getattr(getattr(exc, "error", None), "code", None))
+        return code if code is not None else _int(getattr(exc, "code", None))
+    except Exception:
+        return None
+
+
+def _mcp(exc: BaseException) -> ExceptionInfo | None:
+    code = mcp_code(exc)
+    if code is None or code not in MCP_CODES:
+        return None
+    kind, meaning = MCP_CODES[code]
+    return ExceptionInfo(kind, f"MCP error {code} ({meaning})")
+
+
 def _status_of(obj: Any) -> int | None:
     for attribute in ("status_code", "status"):
         value = getattr(obj, attribute, None)
@@ -411,6 +459,11 @@ def _transport(exc: BaseException, names: frozenset[str]) -> ExceptionInfo | Non
 
 def _own(exc: BaseException, names: frozenset[str], message: str) -> ExceptionInfo | None:
     """Evidence from this exception alone, strongest first."""
+    mcp = _mcp(exc)
+    if mcp is not None:
+        return mcp
+    if _MODEL_BEHAVIOR in names:
+        return ExceptionInfo(F, "invalid tool arguments")
     http = _http(exc, names)
     if http is not None:
         status, headers = http

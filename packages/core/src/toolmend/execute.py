@@ -17,7 +17,14 @@ from typing import Any, TypeVar
 import tenacity
 
 from .effects import Effect
-from .exceptions import ExceptionInfo, _type_names, classify_exception, describe_exception
+from .exceptions import (
+    URL_ELICITATION_REQUIRED,
+    ExceptionInfo,
+    _type_names,
+    classify_exception,
+    describe_exception,
+    mcp_code,
+)
 from .failure import ToolFailure, failure_from_exception
 from .loop import LoopGuard
 from .retry import (
@@ -57,12 +64,16 @@ CONTROL_FLOW = frozenset(
 
 
 def passes_through(exc: BaseException, passthrough: tuple[type[BaseException], ...] = ()) -> bool:
-    """Whether ``exc`` must propagate: not an ``Exception``, listed, or framework control flow."""
+    """Whether ``exc`` must propagate: not an ``Exception``, listed, or framework control flow.
+
+    An MCP server's URL elicitation request is control flow too: the host must
+    send the user to the URL, as without toolmend.
+    """
     if not isinstance(exc, Exception):
         return True
     if passthrough and isinstance(exc, passthrough):
         return True
-    return bool(_type_names(exc) & CONTROL_FLOW)
+    return bool(_type_names(exc) & CONTROL_FLOW) or mcp_code(exc) == URL_ELICITATION_REQUIRED
 
 
 class _Retry(Exception):
@@ -144,6 +155,7 @@ class _Call:
                 outcome_unknown=unknown,
                 delay=decision.delay,
                 stop=decision.stop,
+                exception=exc,
             )
         )
         logger.info(
@@ -269,8 +281,9 @@ def execute(
     Returns the thunk's value unchanged, or a :class:`ToolFailure`.  ``key``
     fixes the idempotency key (e.g. derived from the framework's call id);
     otherwise one is generated for this logical call.  ``history``, when given,
-    receives a record of every failed attempt, also when a retry then
-    succeeded, for the caller's report.
+    receives a record of every failed attempt (with what it raised), also when
+    a retry then succeeded, for the caller's report: a call that succeeded took
+    ``len(history) + 1`` attempts.
     """
     call = _Call(
         tool=tool,

@@ -17,22 +17,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .detect import Verdict
-from .exceptions import ExceptionInfo, describe_exception
+from .effects import Effect
+from .exceptions import ExceptionInfo, classify_exception, describe_exception
 from .guidance import GUIDANCE, VERIFY_FIRST, cap_error
-from .model import Detection, Kind, Source
-from .retry import AttemptRecord, Stop
+from .model import Detection, Form, Kind, Source
+from .retry import AttemptRecord, Stop, outcome_unknown
 
 __all__ = [
     "BUDGET_SPENT",
     "DEADLINE_HINT",
     "DEADLINE_SPENT",
     "EXHAUSTED",
+    "INVALID_ARGUMENTS",
     "LANDED",
     "LOOP_BUDGET",
     "WAIT_HINT",
+    "ToolFailed",
     "ToolFailure",
     "failure_from_exception",
     "user_frames",
+    "validation_details",
 ]
 
 logger = logging.getLogger("toolmend.retry")
@@ -56,18 +60,18 @@ LANDED = (
     "Do not call it again for the same purpose."
 )
 LOOP_BUDGET = "Stop using {tool} for this task and tell the user what failed."
+INVALID_ARGUMENTS = "Tool '{tool}' was not run: invalid arguments. {details}"
 
 _LIBRARY_ROOTS = tuple(
     os.path.normcase(os.path.abspath(path)) + os.sep
     for path in {
         sysconfig.get_paths().get("stdlib", ""),
         sysconfig.get_paths().get("platstdlib", ""),
-        os.path.dirname(os.path.abspath(__file__)),
     }
     if path
 )
 _FRAMES_SHOWN = 3
-_OWN_MODULES = ("toolmend.", "toolmend_")
+_OWN = "toolmend"
 
 
 def duration(seconds: float) -> str:
@@ -82,21 +86,31 @@ def _attempts(count: int) -> str:
     return f"{count} attempt" if count == 1 else f"{count} attempts"
 
 
+def _in_own_package(parts: list[str]) -> bool:
+    """A ``src/toolmend*/`` folder: the core or an adapter, installed editable."""
+    return any(
+        part.startswith(_OWN) and parts[i - 1] == "src" for i, part in enumerate(parts) if i > 0
+    )
+
+
 def _is_user_frame(filename: str, module: Any) -> bool:
     if filename.startswith("<") and filename != "<stdin>":
         return False
-    if isinstance(module, str) and (module == "toolmend" or module.startswith(_OWN_MODULES)):
+    if isinstance(module, str) and module.startswith(_OWN):
         return False
     path = os.path.normcase(os.path.abspath(filename))
     parts = path.split(os.sep)
-    if "site-packages" in parts or "dist-packages" in parts:
+    if "site-packages" in parts or "dist-packages" in parts or _in_own_package(parts):
         return False
     return not path.startswith(_LIBRARY_ROOTS)
 
 
 def user_frames(exc: BaseException, limit: int = _FRAMES_SHOWN) -> str | None:
-    """The last frames of the traceback in the user's code (not the standard library,
-    installed packages or toolmend and its adapters), outermost first."""
+    """The last frames of the traceback in the user's code, outermost first.
+
+    Not the standard library, installed packages, nor any ``toolmend*`` package
+    (the core and every adapter, by module name or by a ``src/toolmend*`` folder).
+    """
     try:
         frames = [
             (frame.f_code.co_filename, lineno, frame.f_code.co_name)
@@ -139,6 +153,68 @@ class ToolFailure:
     def __str__(self) -> str:
         return self.cause if self.guidance is None else f"{self.cause}\n{self.guidance}"
 
+    def result_text(self, form: Form | str, text: str | None = None) -> str:
+        """What the tool result itself says in ``form``: ``text`` (default: the cause),
+        followed by the guidance in form C1, the one form that puts it in the result."""
+        shown = self.cause if text is None else text
+        if self.guidance is None or Form.parse(form) is not Form.C1:
+            return shown
+        return f"{shown}\n{self.guidance}"
+
+    @property
+    def why_stopped(self) -> str | None:
+        """Why no further attempt was made, for people (``None``: the call never ran or
+        was not retried by toolmend)."""
+        return self.stop.sentence if self.stop is not None else None
+
+    @classmethod
+    def from_exception(
+        cls,
+        exc: BaseException,
+        *,
+        tool: str,
+        arguments: Mapping[str, Any] | None = None,
+        effect: Effect | str = Effect.UNKNOWN,
+    ) -> ToolFailure:
+        """The failure of one attempt that raised ``exc``, outside :func:`toolmend.execute`.
+
+        For adapters whose framework caught the exception itself.  A
+        :class:`ToolFailed` gives back the failure it carries; otherwise the
+        exception is classified, and a tool whose ``effect`` is not repeatable
+        gets the verify-first guidance when the call may have landed.
+        """
+        if isinstance(exc, ToolFailed):
+            return exc.failure
+        info = classify_exception(exc)
+        return failure_from_exception(
+            exc,
+            info,
+            tool=tool,
+            arguments=arguments if arguments is not None else {},
+            attempts=1,
+            stop=None,
+            unknown=outcome_unknown(info, Effect.parse(effect)),
+        )
+
+    @classmethod
+    def invalid_arguments(
+        cls, tool: str, arguments: Mapping[str, Any], details: str
+    ) -> ToolFailure:
+        """A call refused before it ran because its arguments are invalid: always fixable.
+
+        ``details`` names what is wrong (see :func:`validation_details`).
+        """
+        return cls(
+            tool=tool,
+            arguments=arguments,
+            kind=Kind.FIXABLE,
+            attempts=0,
+            cause=cap_error(INVALID_ARGUMENTS.format(tool=tool, details=details)),
+            guidance=GUIDANCE[Kind.FIXABLE],
+            rule="invalid-arguments",
+            reason="argument validation",
+        )
+
     @property
     def detection(self) -> Detection:
         return Detection(
@@ -171,9 +247,39 @@ class ToolFailure:
             "retry_after": self.retry_after,
             "outcome_unknown": self.outcome_unknown,
             "stop": self.stop.value if self.stop is not None else None,
+            "why_stopped": self.why_stopped,
             "exception": describe_exception(self.exception) if self.exception else None,
             "history": [record.to_dict() for record in self.history],
         }
+
+
+class ToolFailed(Exception):
+    """Carries a :class:`ToolFailure` where a framework expects a raised exception.
+
+    A guarded tool returns its failure as a value; raising it as this lets the
+    framework treat the call as failed (spans, hooks, its failure handler) while
+    :meth:`ToolFailure.from_exception` still recovers the exact failure.
+    """
+
+    def __init__(self, failure: ToolFailure) -> None:
+        super().__init__(str(failure))
+        self.failure = failure
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def validation_details(error: Any, *, prefix: str | None = None) -> str:
+    """What a pydantic ``ValidationError`` says is wrong, one ``path: message (got value)``
+    per error, joined by ``; `` (``prefix`` starts each path, e.g. the parameter name)."""
+    found = []
+    for item in error.errors(include_url=False):
+        parts = (prefix, *item.get("loc", ())) if prefix is not None else item.get("loc", ())
+        loc = ".".join(str(part) for part in parts)
+        found.append(f"{loc}: {item.get('msg', 'invalid')} (got {_short(item.get('input'))})")
+    return "; ".join(found)
 
 
 def _jsonable(value: Any) -> Any:
@@ -225,7 +331,10 @@ def failure_from_exception(
     unknown: bool,
     history: tuple[AttemptRecord, ...] = (),
 ) -> ToolFailure:
-    """The failure of a call whose last attempt raised ``exc``; logs the full trace."""
+    """The failure of a call whose last attempt raised ``exc``.
+
+    Logs one line at INFO and the full traceback at DEBUG.
+    """
     lines = [f"Tool '{tool}' failed after {_attempts(attempts)} with {describe_exception(exc)}"]
     where = user_frames(exc)
     if where is not None:
@@ -240,7 +349,9 @@ def failure_from_exception(
         attempts,
         stop.value if stop is not None else None,
         unknown,
-        exc_info=(type(exc), exc, exc.__traceback__),
+    )
+    logger.debug(
+        "tool %s: traceback of the last attempt", tool, exc_info=(type(exc), exc, exc.__traceback__)
     )
     return ToolFailure(
         tool=tool,

@@ -18,10 +18,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from .effects import Effect
 from .execute import Verify, aexecute, execute
-from .failure import ToolFailure
-from .guidance import GUIDANCE, cap_error
+from .failure import INVALID_ARGUMENTS, ToolFailure, validation_details
 from .loop import LoopGuard
-from .model import Kind
 from .retry import CallContext, RetryPolicy
 
 __all__ = ["INVALID_ARGUMENTS", "guard"]
@@ -31,23 +29,9 @@ T = TypeVar("T")
 
 logger = logging.getLogger("toolmend.guard")
 
-INVALID_ARGUMENTS = "Tool '{tool}' was not run: invalid arguments. {details}"
 _DEFAULT_POLICY = RetryPolicy()
 _NO_RETRY = RetryPolicy.none()
 _SKIPPED = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _field_errors(name: str, error: ValidationError) -> list[str]:
-    found = []
-    for item in error.errors(include_url=False):
-        loc = ".".join(str(part) for part in (name, *item.get("loc", ())))
-        found.append(f"{loc}: {item.get('msg', 'invalid')} (got {_short(item.get('input'))})")
-    return found
 
 
 def _hints(fn: Callable[..., Any], signature: inspect.Signature) -> dict[str, Any]:
@@ -136,7 +120,7 @@ class _Arguments:
             try:
                 bound.arguments[name] = adapter.validate_python(bound.arguments[name])
             except ValidationError as exc:
-                errors.extend(_field_errors(name, exc))
+                errors.append(validation_details(exc, prefix=name))
             except Exception:
                 logger.debug("validator for %s raised; value passed unchanged", name)
         if errors:
@@ -156,16 +140,7 @@ def _invalid(tool: str, shown: dict[str, Any], details: str, loop: LoopGuard | N
         blocked = loop.before(tool, shown)
         if blocked is not None:
             return blocked
-    failure = ToolFailure(
-        tool=tool,
-        arguments=shown,
-        kind=Kind.FIXABLE,
-        attempts=0,
-        cause=cap_error(INVALID_ARGUMENTS.format(tool=tool, details=details)),
-        guidance=GUIDANCE[Kind.FIXABLE],
-        rule="invalid-arguments",
-        reason="argument validation",
-    )
+    failure = ToolFailure.invalid_arguments(tool, shown, details)
     logger.info("tool %s not run: invalid arguments: %s", tool, details)
     if loop is not None:
         loop.after(tool, shown, failure)

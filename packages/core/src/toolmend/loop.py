@@ -13,18 +13,26 @@ import copy
 import json
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from .detect import inspect, text_of
+from .detect import Verdict, inspect, text_of
 from .guidance import GUIDANCE, cap_error
 from .model import Kind
 
 if TYPE_CHECKING:
-    from .detect import Verdict
     from .failure import ToolFailure
 
-__all__ = ["REPEATED", "STUB", "LoopGuard", "canonical", "stub_superseded"]
+__all__ = [
+    "LOOP_RULES",
+    "REPEATED",
+    "STUB",
+    "LoopGuard",
+    "Observation",
+    "canonical",
+    "stub_superseded",
+]
 
 logger = logging.getLogger("toolmend.loop")
 
@@ -36,6 +44,8 @@ STOPPED = "Tool '{tool}' was not run: its last {count} calls failed."
 STUB = "[Earlier failure of {tool}, resolved by a later successful call: {error}]"
 _STUB_ERROR = 160
 _BLOCKING = (Kind.FIXABLE, Kind.UNRECOVERABLE)
+LOOP_RULES = frozenset({"loop-repeat", "loop-budget"})
+"""The rules of the failures the guard itself returns for a call it refused."""
 
 
 def canonical(arguments: Any) -> str:
@@ -55,6 +65,20 @@ def canonical(arguments: Any) -> str:
         return json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)
     except (TypeError, ValueError):
         return repr(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """A finished call as an adapter sees it afterwards, e.g. in the conversation.
+
+    ``verdict`` is what was recorded or detected for its result; ``error`` the
+    text to quote if the exact call comes again (default: a short stand-in).
+    """
+
+    tool: str
+    arguments: Mapping[str, Any]
+    verdict: Verdict
+    error: str | None = None
 
 
 class LoopGuard:
@@ -130,12 +154,25 @@ class LoopGuard:
         logger.info("loop guard refused %s (%s): %s", tool, failure.rule, failure.reason)
         return failure
 
-    def after(self, tool: str, arguments: Mapping[str, Any], failure: ToolFailure | None) -> None:
-        """Record the outcome of a call that ran (``None`` = success)."""
+    def after(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        failure: ToolFailure | None,
+        *,
+        error: str | None = None,
+    ) -> None:
+        """Record the outcome of a call that ran (``None`` = success).
+
+        A failure this guard returned from :meth:`before` was counted there and
+        is ignored.  ``error`` is the text the model was shown, when that is not
+        the failure's ``cause``.
+        """
         if failure is None:
             self.record(tool, arguments, None)
-        elif failure.rule not in ("loop-repeat", "loop-budget"):
-            self.record(tool, arguments, failure.kind, failure.cause, failure.guidance)
+        elif failure.rule not in LOOP_RULES:
+            cause = error if error is not None else failure.cause
+            self.record(tool, arguments, failure.kind, cause, failure.guidance)
 
     def record(
         self,
@@ -144,23 +181,49 @@ class LoopGuard:
         kind: Kind | None,
         error: str | None = None,
         guidance: str | None = None,
+        *,
+        refused: bool = False,
     ) -> None:
         """Record an outcome an adapter only saw as text (``kind=None`` = success).
 
         ``error`` is repeated to the model if the exact call comes again;
-        ``guidance`` defaults to the kind's sentence.
+        ``guidance`` defaults to the kind's sentence.  ``refused`` marks a call
+        that a guard refused: it counts toward the tool's run of failures but
+        is no failure of its own to refuse a repeat of.
         """
         with self._lock:
             if kind is None:
                 self._consecutive[tool] = 0
                 return
             self._consecutive[tool] = self._consecutive.get(tool, 0) + 1
-            if kind in _BLOCKING:
+            if kind in _BLOCKING and not refused:
                 text = error if error is not None else f"{tool} failed ({kind.value})"
                 self._failed[(tool, canonical(arguments))] = (
                     kind,
                     text,
                     guidance if guidance is not None else GUIDANCE[kind],
+                )
+
+    def replay(self, observations: Iterable[Observation]) -> None:
+        """Rebuild the state of a run from its finished calls, oldest first.
+
+        For adapters that keep no guard between calls and rebuild one from the
+        conversation: a call the guard refused then (rule ``loop-repeat`` or
+        ``loop-budget``) counts toward the tool's run of failures again, as it
+        did when it happened.
+        """
+        for seen in observations:
+            verdict = seen.verdict
+            if not verdict.failed or verdict.kind is None:
+                self.record(seen.tool, seen.arguments, None)
+            else:
+                self.record(
+                    seen.tool,
+                    seen.arguments,
+                    verdict.kind,
+                    seen.error,
+                    verdict.guidance,
+                    refused=verdict.rule in LOOP_RULES,
                 )
 
     def reset(self, tool: str | None = None) -> None:

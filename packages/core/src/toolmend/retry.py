@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .failure import ToolFailure
 
 __all__ = [
+    "STOP_SENTENCES",
     "AttemptRecord",
     "CallContext",
     "Decision",
@@ -70,6 +71,30 @@ class Stop(enum.StrEnum):
     DEADLINE = "deadline"
     BUDGET = "budget"
 
+    @property
+    def sentence(self) -> str:
+        """Why no further attempt was made, in one sentence for people (reports, logs)."""
+        return STOP_SENTENCES[self]
+
+
+STOP_SENTENCES: Mapping[Stop, str] = {
+    Stop.KIND: "Not retried: the failure is not temporary, so the same call would fail again.",
+    Stop.UNSAFE: (
+        "Not retried: the call may have taken effect, and the tool is not declared safe to repeat."
+    ),
+    Stop.LANDED: "Not retried: a check found that the failed call did take effect.",
+    Stop.ATTEMPTS: "Not retried again: every attempt the retry policy allows was used.",
+    Stop.DEADLINE: (
+        "Not retried: the wait before another attempt would not fit in the time allowed "
+        "for this call."
+    ),
+    Stop.BUDGET: (
+        "Not retried: automatic retries of this tool are paused because its recent calls "
+        "keep failing."
+    ),
+}
+"""One sentence per stop reason, for people: adapters show these rather than their own."""
+
 
 @dataclass(frozen=True, slots=True)
 class AttemptRecord:
@@ -85,6 +110,13 @@ class AttemptRecord:
     delay: float | None
     """Seconds slept before the next attempt; ``None`` when none followed."""
     stop: Stop | None
+    exception: BaseException | None = field(default=None, repr=False, compare=False)
+    """What the attempt raised, for adapters that show the error in their own words."""
+
+    @property
+    def why_stopped(self) -> str | None:
+        """:attr:`Stop.sentence` of this attempt's stop; ``None`` when a retry followed."""
+        return self.stop.sentence if self.stop is not None else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,6 +129,7 @@ class AttemptRecord:
             "outcome_unknown": self.outcome_unknown,
             "delay": self.delay,
             "stop": self.stop.value if self.stop is not None else None,
+            "why_stopped": self.why_stopped,
         }
 
 

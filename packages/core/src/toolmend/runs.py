@@ -2,20 +2,66 @@
 
 A loop guard and the verdicts recorded for tool calls belong to one
 conversation; a server handling many keeps them in a bounded LRU so that
-abandoned runs cannot grow memory without limit.
+abandoned runs cannot grow memory without limit.  Adapters that keep the
+verdicts on the messages instead (a checkpointer, MCP ``_meta``) store them as
+plain records and read them back with :func:`verdict_from_record`.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from .detect import Verdict
 from .loop import LoopGuard
+from .model import Kind, Source
 
-__all__ = ["BoundedDict", "RunRegistry", "RunState"]
+__all__ = ["BoundedDict", "RunRegistry", "RunState", "verdict_from_record", "verdict_record"]
+
+
+def verdict_record(verdict: Verdict) -> dict[str, Any]:
+    """A verdict as a JSON-ready record (``failed``, ``kind``, ``rule``, ``source``, ...)."""
+    return {
+        "failed": verdict.failed,
+        "kind": verdict.kind.value if verdict.kind is not None else None,
+        "rule": verdict.rule,
+        "source": verdict.source.value if verdict.source is not None else None,
+        "reason": verdict.reason,
+        "guidance": verdict.guidance,
+    }
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def verdict_from_record(record: Mapping[str, Any], *, rule: str = "recorded") -> Verdict | None:
+    """The verdict a record stands for (one from :func:`verdict_record` or a superset).
+
+    ``rule`` stands in for a missing rule, a missing source is a flag; ``None``
+    when the record is not readable, so the caller falls back to the text.
+    """
+    failed = record.get("failed")
+    if failed is False:
+        return Verdict(False)
+    if failed is not True:
+        return None
+    try:
+        kind = Kind(record["kind"])
+        source = Source(record.get("source") or Source.FLAG.value)
+    except (KeyError, ValueError, TypeError):
+        return None
+    return Verdict(
+        True,
+        kind,
+        _text(record.get("rule")) or rule,
+        source,
+        _text(record.get("reason")),
+        _text(record.get("guidance")),
+    )
 
 
 class BoundedDict(dict[str, Verdict]):

@@ -53,6 +53,7 @@ class ContractCheck:
             dict(arguments),
             message.content,
             available_tools=_available_tools(request),
+            failed=False,
         )
         if not outcome.violations:
             return message

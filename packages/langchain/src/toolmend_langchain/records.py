@@ -13,7 +13,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from toolmend import Kind, Source, ToolFailure, Verdict
+from toolmend import Source, ToolFailure, Verdict
+from toolmend.runs import verdict_from_record as _core_verdict_from_record
+from toolmend.runs import verdict_record as _core_verdict_record
 
 __all__ = [
     "KEY",
@@ -41,15 +43,7 @@ def failure_record(failure: ToolFailure, *, guidance_in_content: bool) -> dict[s
 
 def verdict_record(verdict: Verdict) -> dict[str, Any]:
     """The record of a failure seen only in a returned message (status or text)."""
-    return {
-        "failed": verdict.failed,
-        "kind": verdict.kind.value if verdict.kind is not None else None,
-        "rule": verdict.rule,
-        "source": verdict.source.value if verdict.source is not None else None,
-        "reason": verdict.reason,
-        "guidance": verdict.guidance,
-        "guidance_in_content": False,
-    }
+    return {**_core_verdict_record(verdict), "guidance_in_content": False}
 
 
 def record_of(message: Any) -> Mapping[str, Any] | None:
@@ -63,27 +57,7 @@ def record_of(message: Any) -> Mapping[str, Any] | None:
 
 def verdict_from_record(record: Mapping[str, Any]) -> Verdict | None:
     """The verdict a record stands for; ``None`` when it is not readable."""
-    failed = record.get("failed")
-    if failed is False:
-        return Verdict(False)
-    if failed is not True:
-        return None
-    try:
-        kind = Kind(record["kind"])
-        source = Source(record.get("source") or Source.FLAG.value)
-    except (KeyError, ValueError):
-        return None
-    rule = record.get("rule")
-    reason = record.get("reason")
-    guidance = record.get("guidance")
-    return Verdict(
-        True,
-        kind,
-        rule if isinstance(rule, str) else "recorded",
-        source,
-        reason if isinstance(reason, str) else None,
-        guidance if isinstance(guidance, str) else None,
-    )
+    return _core_verdict_from_record(record)
 
 
 def with_record(message: ToolMessage | AIMessage, record: Mapping[str, Any]) -> Any:

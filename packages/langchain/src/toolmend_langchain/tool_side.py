@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,7 @@ from toolmend import (
     Form,
     Kind,
     LoopGuard,
+    Observation,
     RetryPolicy,
     Source,
     ToolFailure,
@@ -59,7 +60,6 @@ Handler = Callable[[ToolCallRequest], ToolResult]
 AsyncHandler = Callable[[ToolCallRequest], Awaitable[ToolResult]]
 Verify = Callable[[CallContext, BaseException], Any]
 LoopGuardSpec = LoopGuard | Callable[[], LoopGuard] | bool | None
-_LOOP_RULES = frozenset({"loop-repeat", "loop-budget"})
 
 
 def loop_factory(spec: LoopGuardSpec) -> Callable[[], LoopGuard] | None:
@@ -101,15 +101,8 @@ def _current_run(messages: Sequence[Any]) -> Sequence[Any]:
     return messages
 
 
-def loop_from_messages(
-    messages: Sequence[Any], factory: Callable[[], LoopGuard], *, client: str | None = None
-) -> LoopGuard:
-    """A new guard that has seen the tool results since the last user message.
-
-    A result the guard itself refused counts toward the tool's run of
-    failures but is not itself a failure to block on, as when it happened.
-    """
-    guard = factory()
+def _observations(messages: Sequence[Any], client: str | None) -> Iterator[Observation]:
+    """Each tool result since the last user message, with its recorded or detected verdict."""
     calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
     for message in _current_run(messages):
         if isinstance(message, AIMessage):
@@ -123,14 +116,17 @@ def loop_from_messages(
             verdict = verdict_from_record(record) if record is not None else None
             if verdict is None:
                 verdict = toolmend.inspect(message.content, status=message.status, client=client)
-            if not verdict.failed or verdict.kind is None:
-                guard.record(name, arguments, None)
-            elif record is not None and record.get("rule") in _LOOP_RULES:
-                guard.record(name, arguments, Kind.AMBIGUOUS)
-            else:
-                cause = record.get("cause") if record is not None else None
-                error = cause if isinstance(cause, str) else text_of(message.content)
-                guard.record(name, arguments, verdict.kind, error, verdict.guidance)
+            cause = record.get("cause") if record is not None else None
+            error = cause if isinstance(cause, str) else text_of(message.content)
+            yield Observation(name, arguments, verdict, error)
+
+
+def loop_from_messages(
+    messages: Sequence[Any], factory: Callable[[], LoopGuard], *, client: str | None = None
+) -> LoopGuard:
+    """A new guard that has seen the tool results since the last user message."""
+    guard = factory()
+    guard.replay(_observations(messages, client))
     return guard
 
 
@@ -307,13 +303,14 @@ class ToolSide:
             return outcome
 
     def _failed(self, call: _Call, failure: ToolFailure) -> ToolMessage:
-        in_content = self.form is Form.C1 and failure.guidance is not None
+        content = failure.result_text(self.form)
+        in_content = content != failure.cause
         log.info(
             "toolmend.langchain: %s call %s failed: kind=%s rule=%s attempts=%d",
             call.name, call.call_id, failure.kind.value, failure.rule, failure.attempts,
         )  # fmt: skip
         return ToolMessage(
-            content=str(failure) if in_content else failure.cause,
+            content=content,
             tool_call_id=call.call_id or "",
             name=call.name,
             status="error",

@@ -1,31 +1,21 @@
-"""MCP failures as the exceptions the core's retry loop reads.
+"""MCP failures that arrive as results, as the exceptions the core's retry loop reads.
 
 ``toolmend.aexecute`` retries what an attempt raises and classifies it with
-``classify_exception``; a failed MCP call arrives as an ``isError`` result or
-as an ``MCPError``, so one attempt raises one of these instead.  Their texts
-carry the evidence (the server's error without the SDK's wrapper, whose tool
-name could hold any word; the JSON-RPC code) and their types the rest (a read
-timeout is a ``TimeoutError``, so a write that timed out counts as possibly
-landed).
+``classify_exception``, which knows the SDK's ``MCPError`` by its JSON-RPC code.
+A failed result is no exception, so one attempt raises one of these instead.
+Their texts carry the evidence: the server's error without the SDK's wrapper,
+whose tool name could hold any word.
 """
 
 from __future__ import annotations
 
-from mcp.shared.exceptions import MCPError
-from mcp.types import REQUEST_TIMEOUT, CallToolResult
+from mcp.types import CallToolResult
 
 from toolmend import Verdict
 
-from .results import protocol_error_text, result_text
+from .results import result_text
 
-__all__ = [
-    "FailedResult",
-    "MalformedResult",
-    "ProtocolFailure",
-    "ReadTimeout",
-    "from_protocol_error",
-    "server_text",
-]
+__all__ = ["FailedResult", "MalformedResult", "server_text"]
 
 
 def server_text(name: str, text: str) -> str:
@@ -47,33 +37,9 @@ class FailedResult(Exception):
         super().__init__(server_text(name, self.text))
 
 
-class ProtocolFailure(Exception):
-    """The server answered with a JSON-RPC error instead of a result."""
-
-    def __init__(self, error: MCPError) -> None:
-        self.error = error
-        self.text = protocol_error_text(error)
-        super().__init__(self.text)
-
-
-class ReadTimeout(TimeoutError):
-    """No reply within the read timeout: the call may still run on the server."""
-
-    def __init__(self, error: MCPError) -> None:
-        self.error = error
-        self.text = protocol_error_text(error)
-        super().__init__(self.text)
-
-
 class MalformedResult(Exception):
-    """The server's reply is not a result this client can read."""
+    """The server's reply is not a result this client can read (not the model's fault)."""
 
     def __init__(self) -> None:
         self.text = "MCP error: the server's reply to tools/call is not a valid result"
         super().__init__(self.text)
-
-
-def from_protocol_error(error: MCPError) -> ProtocolFailure | ReadTimeout:
-    if error.code == REQUEST_TIMEOUT:
-        return ReadTimeout(error)
-    return ProtocolFailure(error)

@@ -16,7 +16,8 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, EmbeddedResource, ResourceLink, TextContent
 
-from toolmend import Kind, Source, Verdict
+from toolmend import Verdict
+from toolmend.runs import verdict_from_record
 
 __all__ = [
     "META_KEY",
@@ -39,8 +40,9 @@ class Findings:
 
     ``history`` lists the failed attempts (the error as the server wrote it and
     the wait before the next attempt; on a failed call also the core's kind,
-    reason and stop of each).  ``note`` is the runtime note of forms C2-C4 for a
-    host to place in a user turn; ``receipt`` the outcome-contract envelope body.
+    reason and stop of each); ``why_stopped`` is the core's sentence for ``stop``.
+    ``note`` is the runtime note of forms C2-C4 for a host to place in a user
+    turn; ``receipt`` the outcome-contract envelope body.
     """
 
     tool: str
@@ -58,6 +60,7 @@ class Findings:
     retry_after: float | None = None
     outcome_unknown: bool = False
     stop: str | None = None
+    why_stopped: str | None = None
     history: tuple[Mapping[str, Any], ...] = ()
     violations: tuple[Mapping[str, Any], ...] = ()
     receipt: Mapping[str, Any] | None = None
@@ -79,6 +82,7 @@ class Findings:
             "retry_after": self.retry_after,
             "outcome_unknown": self.outcome_unknown,
             "stop": self.stop,
+            "why_stopped": self.why_stopped,
             "history": [dict(h) for h in self.history],
             "violations": [dict(v) for v in self.violations],
             "receipt": None if self.receipt is None else dict(self.receipt),
@@ -111,10 +115,10 @@ def result_text(result: CallToolResult) -> str:
 
 
 def protocol_error_text(error: MCPError) -> str:
-    """``MCP error <code>: <message>``, the form the core's generic rule knows.
+    """``MCP error <code>: <message>``: the text the model reads for a JSON-RPC error.
 
-    The JSON-RPC code goes into the text because it is the evidence: ``-32602``
-    (invalid params) and ``-32601`` (method not found) are fixable by the model.
+    The code stays in the text so that the model, and a host that re-reads the
+    text, see the same evidence the core classified the error by.
     """
     return f"MCP error {error.code}: {error.message}"
 
@@ -172,23 +176,4 @@ def verdict_of(result: CallToolResult) -> Verdict | None:
     when the session attached nothing or the findings are not readable.
     """
     found = findings_of(result)
-    if found is None:
-        return None
-    if found.get("failed") is not True:
-        return Verdict(False)
-    try:
-        kind = Kind(str(found.get("kind")))
-        source = Source(str(found.get("source")))
-    except ValueError:
-        return None
-    rule = found.get("rule")
-    reason = found.get("reason")
-    guidance = found.get("guidance")
-    return Verdict(
-        True,
-        kind,
-        rule if isinstance(rule, str) else "is_error",
-        source,
-        reason if isinstance(reason, str) else None,
-        guidance if isinstance(guidance, str) else None,
-    )
+    return None if found is None else verdict_from_record(found, rule="is_error")

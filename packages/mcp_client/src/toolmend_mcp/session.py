@@ -12,8 +12,8 @@ only as the chosen form says.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -21,7 +21,6 @@ from mcp import Client, ClientSession
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
-    URL_ELICITATION_REQUIRED,
     CallToolResult,
     InputResponses,
     ListToolsResult,
@@ -49,9 +48,9 @@ from toolmend.contracts.values import cap
 from toolmend.retry import AttemptRecord
 
 from .catalog import Catalog, ToolInfo
-from .errors import FailedResult, MalformedResult, ProtocolFailure, ReadTimeout, from_protocol_error
+from .errors import FailedResult, MalformedResult
 from .hooks import chain_messages, record_rejections, shadow_validation
-from .results import Findings, error_result, result_text, with_findings
+from .results import Findings, error_result, protocol_error_text, result_text, with_findings
 
 __all__ = ["RecoveringSession"]
 
@@ -59,39 +58,29 @@ log = logging.getLogger("toolmend.mcp")
 
 _MAX_PAGES = 100
 _DEFAULT_RETRY = RetryPolicy()
-_LOOP_RULES = ("loop-repeat", "loop-budget")
 
 
-@dataclass(slots=True)
-class _Trace:
-    """What the attempts of one call left behind that ``aexecute`` does not return."""
+def _shown(exc: BaseException | None) -> str | None:
+    """The text the model reads for what an attempt raised: the server's own words."""
+    if isinstance(exc, FailedResult | MalformedResult):
+        return exc.text
+    if isinstance(exc, MCPError):
+        return protocol_error_text(exc)
+    return None
 
-    attempts: int = 0
-    errors: list[tuple[int, str]] = field(default_factory=list)
-    delays: dict[int, float] = field(default_factory=dict)
 
-    def sleeper(
-        self, chained: Callable[[CallContext, float], None] | None
-    ) -> Callable[[CallContext, float], None]:
-        def on_sleep(ctx: CallContext, delay: float) -> None:
-            self.delays[ctx.attempt] = delay
-            if chained is not None:
-                chained(ctx, delay)
+def _error(record: AttemptRecord) -> str:
+    return _shown(record.exception) or record.error
 
-        return on_sleep
 
-    def merged(self, records: tuple[AttemptRecord, ...]) -> tuple[dict[str, Any], ...]:
-        """The core's records of a failed call, each with the error as the server wrote it."""
-        texts = dict(self.errors)
-        return tuple(
-            {**record.to_dict(), "error": texts.get(record.attempt, record.error)}
-            for record in records
-        )
+def _failed_history(records: tuple[AttemptRecord, ...]) -> tuple[dict[str, Any], ...]:
+    """The core's records of a failed call, each with the error as the server wrote it."""
+    return tuple({**record.to_dict(), "error": _error(record)} for record in records)
 
-    def history(self) -> tuple[dict[str, Any], ...]:
-        return tuple(
-            {"attempt": n, "error": text, "delay": self.delays.get(n)} for n, text in self.errors
-        )
+
+def _retried_history(records: list[AttemptRecord]) -> tuple[dict[str, Any], ...]:
+    """The failed attempts before a success: the server's error and the wait after it."""
+    return tuple({"attempt": r.attempt, "error": _error(r), "delay": r.delay} for r in records)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,10 +226,8 @@ class RecoveringSession:
         session = self._current_session()
         catalog = await self._catalog_for(session)
         info = catalog.info(name)
-        trace = _Trace()
 
         async def attempt(ctx: CallContext) -> _Success:
-            trace.attempts = ctx.attempt
             with record_rejections() as rejection:
                 try:
                     result = await self.wrapped.call_tool(
@@ -252,39 +239,30 @@ class RecoveringSession:
                         request_state=request_state,
                         meta=meta,
                     )
-                except MCPError as exc:
-                    if exc.code == URL_ELICITATION_REQUIRED:
-                        raise
-                    failure = from_protocol_error(exc)
-                    trace.errors.append((ctx.attempt, failure.text))
-                    raise failure from None
                 except ValidationError:
-                    trace.errors.append((ctx.attempt, MalformedResult().text))
                     raise MalformedResult() from None
             verdict = inspect(result_text(result), is_error=result.is_error)
             if verdict.failed:
-                failed = FailedResult(name, result, verdict)
-                trace.errors.append((ctx.attempt, failed.text))
-                raise failed
+                raise FailedResult(name, result, verdict)
             return _Success(result, rejection.message)
 
         args = dict(arguments or {})
         blocked = self.loop.before(name, args)
         if blocked is not None:
-            return self._failed(name, arguments, info, blocked, trace)
-        policy = replace(self.policy, on_sleep=trace.sleeper(self.policy.on_sleep))
+            return self._failed(name, arguments, info, blocked)
+        history: list[AttemptRecord] = []
         outcome = await aexecute(
             attempt,
             tool=name,
             arguments=args,
             effect=info.effect,
-            policy=policy,
-            passthrough=(MCPError,),
+            policy=self.policy,
+            history=history,
         )
         if isinstance(outcome, ToolFailure):
-            return self._failed(name, arguments, info, outcome, trace)
-        self.loop.record(name, args, None)
-        return self._succeeded(name, arguments, info, outcome, trace)
+            return self._failed(name, arguments, info, outcome)
+        self.loop.after(name, args, None)
+        return self._succeeded(name, arguments, info, outcome, history)
 
     def _failed(
         self,
@@ -292,22 +270,19 @@ class RecoveringSession:
         arguments: Mapping[str, Any] | None,
         info: ToolInfo,
         failure: ToolFailure,
-        trace: _Trace,
     ) -> CallToolResult:
         exc = failure.exception
         rule, source = failure.rule, Source.EXCEPTION
+        text = _shown(exc) or failure.cause
         if isinstance(exc, FailedResult):
-            base, text = exc.result, exc.text
+            base = exc.result
             rule, source = exc.verdict.rule or rule, exc.verdict.source or Source.FLAG
-        elif isinstance(exc, ProtocolFailure | ReadTimeout | MalformedResult):
-            base, text = error_result(exc.text), exc.text
         else:
-            base, text = error_result(failure.cause), failure.cause
+            base = error_result(text)
         guidance = failure.guidance
-        if failure.rule not in _LOOP_RULES:
-            self.loop.record(name, dict(arguments or {}), failure.kind, text, guidance)
-        if self.raise_protocol_errors and isinstance(exc, ProtocolFailure | ReadTimeout):
-            raise exc.error
+        self.loop.after(name, dict(arguments or {}), failure, error=text)
+        if self.raise_protocol_errors and isinstance(exc, MCPError):
+            raise exc
         findings = Findings(
             tool=name,
             effect=info.effect.value,
@@ -324,7 +299,8 @@ class RecoveringSession:
             retry_after=failure.retry_after,
             outcome_unknown=failure.outcome_unknown,
             stop=failure.stop.value if failure.stop is not None else None,
-            history=trace.merged(failure.history),
+            why_stopped=failure.why_stopped,
+            history=_failed_history(failure.history),
         )
         log.info(
             "toolmend.mcp: %s failed: kind=%s rule=%s attempts=%d stop=%s effect=%s(%s)",
@@ -340,7 +316,7 @@ class RecoveringSession:
         arguments: Mapping[str, Any] | None,
         info: ToolInfo,
         success: _Success,
-        trace: _Trace,
+        history: list[AttemptRecord],
     ) -> CallToolResult:
         result = success.result
         has_schema = info.output_schema is not None
@@ -350,7 +326,9 @@ class RecoveringSession:
             else result_text(result)
         )
         available = list(self._catalog.tools)
-        checked = review(self._declared, name, arguments, value, available_tools=available)
+        checked = review(
+            self._declared, name, arguments, value, available_tools=available, failed=False
+        )
         violations, made = checked.violations, checked.receipt
         if success.rejected is not None and not violations:
             expected = "a value valid against the outputSchema in tools/list"
@@ -367,14 +345,14 @@ class RecoveringSession:
             effect_source=info.effect_source,
             form=self.form.value,
             failed=False,
-            attempts=trace.attempts,
+            attempts=len(history) + 1,
             source=Source.CONTRACT.value if made is not None else None,
-            history=trace.history(),
+            history=_retried_history(history),
             violations=tuple(v.to_dict() for v in violations),
             receipt=made.outcome_contract() if made is not None else None,
         )
-        if trace.attempts > 1:
-            log.info("toolmend.mcp: %s succeeded after %d attempts", name, trace.attempts)
+        if history:
+            log.info("toolmend.mcp: %s succeeded after %d attempts", name, len(history) + 1)
         if made is not None:
             log.info(
                 "toolmend.mcp: %s result violates its contract: %s",

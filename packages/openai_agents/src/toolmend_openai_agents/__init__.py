@@ -2,19 +2,22 @@
 
 One line turns it on for a run: ``Runner.run(agent, input, run_config=run_config())``.
 Tools built with :func:`function_tool` retry safe transient failures inside
-the call and fail with the true cause; :func:`failure_error_function` and
-:func:`input_filter` are the two halves for tools built elsewhere.
+the call, fail with the true cause, and deliver the receipt for a result that
+violates its outcome contract (``contracts=`` there or in :func:`run_config`);
+:func:`failure_error_function` and :func:`input_filter` are the two halves for
+tools built elsewhere.
 """
 
 from .config import run_config
 from .failure import FailureFunction, ToolFailed, failure_error_function, tool_error_formatter
 from .filter import InputFilter, input_filter
 from .mcp import mcp_error_results, mcp_server_options
-from .report import Captured, FailureRecord, capture
+from .report import Captured, ContractRecord, FailureRecord, capture
 from .tools import function_tool
 
 __all__ = [
     "Captured",
+    "ContractRecord",
     "FailureFunction",
     "FailureRecord",
     "InputFilter",

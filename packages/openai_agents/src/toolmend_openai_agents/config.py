@@ -7,15 +7,20 @@ from typing import Any
 from agents import RunConfig
 
 from toolmend import Effect, Form
+from toolmend.contracts import Contracts
 
 from .failure import tool_error_formatter
-from .filter import input_filter
+from .filter import InputFilter
 
 __all__ = ["run_config"]
 
 
 def run_config(
-    *, form: Form | str = Form.C3, effect: Effect | str = Effect.UNKNOWN, **kwargs: Any
+    *,
+    form: Form | str = Form.C3,
+    effect: Effect | str = Effect.UNKNOWN,
+    contracts: Contracts | None = None,
+    **kwargs: Any,
 ) -> RunConfig:
     """A ``RunConfig`` with toolmend's input filter, built from your own settings.
 
@@ -23,10 +28,12 @@ def run_config(
     ``call_model_input_filter`` runs after ours, on our result.  Unless you set
     a ``tool_error_formatter``, plain ``agents.function_tool`` tools left on the
     SDK's default failure function also show the model the true cause, with
-    ``effect`` assumed for them (undeclared = write).
+    ``effect`` assumed for them (undeclared = write).  ``contracts`` are the
+    outcome contracts that toolmend's ``function_tool`` tools without their
+    own check their successful results against in this run.
     """
-    kwargs["call_model_input_filter"] = input_filter(
-        form, then=kwargs.get("call_model_input_filter")
+    kwargs["call_model_input_filter"] = InputFilter(
+        form, then=kwargs.get("call_model_input_filter"), contracts=contracts
     )
     if kwargs.get("tool_error_formatter") is None:
         kwargs["tool_error_formatter"] = tool_error_formatter(form, effect=effect)

@@ -18,21 +18,8 @@ from typing import Any
 from agents import ModelBehaviorError, RunContextWrapper, ToolErrorFormatterArgs
 from agents.tool_context import ToolContext
 
-from toolmend import (
-    Effect,
-    ExceptionInfo,
-    Form,
-    Kind,
-    ToolFailure,
-    Verdict,
-    cap_error,
-    classify_exception,
-)
+from toolmend import Effect, Form, ToolFailed, ToolFailure, Verdict, cap_error
 from toolmend.exceptions import describe_exception
-from toolmend.failure import failure_from_exception
-from toolmend.guard import INVALID_ARGUMENTS
-from toolmend.guidance import GUIDANCE
-from toolmend.retry import outcome_unknown
 
 from . import report
 from .runs import RUNS
@@ -51,19 +38,6 @@ Validator = Callable[[str], "str | None"]
 """Raw arguments JSON -> what is wrong with them (``None``: nothing found)."""
 
 
-class ToolFailed(Exception):
-    """Carries a :class:`toolmend.ToolFailure` through the SDK's failure pipeline.
-
-    The guarded tool body returns a failure as a value; raising it as this
-    exception lets the SDK treat the call as failed (spans, hooks, failure
-    function) while the failure function still reads the exact failure.
-    """
-
-    def __init__(self, failure: ToolFailure) -> None:
-        super().__init__(str(failure))
-        self.failure = failure
-
-
 def model_arguments(ctx: Any) -> Mapping[str, Any]:
     """The arguments the model sent for this call, as a mapping (``{}`` when unknown)."""
     raw = ctx.tool_arguments if isinstance(ctx, ToolContext) else None
@@ -74,26 +48,6 @@ def model_arguments(ctx: Any) -> Mapping[str, Any]:
     except ValueError:
         return {"arguments": raw}
     return value if isinstance(value, dict) else {"arguments": value}
-
-
-def _info(error: BaseException) -> ExceptionInfo:
-    if isinstance(error, ModelBehaviorError):
-        # The SDK raises this before the body runs, for arguments the model got wrong.
-        return ExceptionInfo(Kind.FIXABLE, "invalid tool arguments", None, True)
-    return classify_exception(error)
-
-
-def _invalid(tool: str, arguments: Mapping[str, Any], details: str) -> ToolFailure:
-    return ToolFailure(
-        tool=tool,
-        arguments=arguments,
-        kind=Kind.FIXABLE,
-        attempts=0,
-        cause=cap_error(INVALID_ARGUMENTS.format(tool=tool, details=details)),
-        guidance=GUIDANCE[Kind.FIXABLE],
-        rule="invalid-arguments",
-        reason="argument validation",
-    )
 
 
 def failure_of(
@@ -107,28 +61,14 @@ def failure_of(
     The SDK rejects bad arguments with a message that names no field (it keeps
     tool data out of its logs); ``validator`` recovers what the model must change.
     """
-    if isinstance(error, ToolFailed):
-        return error.failure
     tool = ctx.tool_name if isinstance(ctx, ToolContext) else "tool"
     if isinstance(error, ModelBehaviorError) and validator is not None:
         details = validator(ctx.tool_arguments if isinstance(ctx, ToolContext) else "")
         if details is not None:
-            return _invalid(tool, model_arguments(ctx), details)
-    info = _info(error)
-    return failure_from_exception(
-        error,
-        info,
-        tool=tool,
-        arguments=model_arguments(ctx),
-        attempts=1,
-        stop=None,
-        unknown=outcome_unknown(info, Effect.parse(effect)),
+            return ToolFailure.invalid_arguments(tool, model_arguments(ctx), details)
+    return ToolFailure.from_exception(
+        error, tool=tool, arguments=model_arguments(ctx), effect=effect
     )
-
-
-def shown_text(failure: ToolFailure, form: Form) -> str:
-    """The output the model reads: the cause, plus the next step in form C1."""
-    return str(failure) if form is Form.C1 else failure.cause
 
 
 def deliver(ctx: RunContextWrapper[Any], failure: ToolFailure, shown: str, form: Form) -> None:
@@ -167,7 +107,7 @@ class FailureFunction:
     def __call__(self, ctx: RunContextWrapper[Any], error: Exception) -> str | Awaitable[str]:
         try:
             failure = failure_of(ctx, error, self.effect, self.validator)
-            shown = shown_text(failure, self.form)
+            shown = failure.result_text(self.form)
         except Exception:
             log.exception("toolmend: could not classify a tool failure; showing the exception")
             return _fallback(error)
@@ -199,12 +139,10 @@ class FailureFunction:
         self, ctx: RunContextWrapper[Any], failure: ToolFailure, shown: str, custom: Any
     ) -> str:
         text = shown
-        if not isinstance(custom, str):
-            log.warning("toolmend: the user's failure function returned a non-string; ignored")
-        elif self.form is Form.C1 and failure.guidance is not None:
-            text = f"{custom}\n{failure.guidance}"
+        if isinstance(custom, str):
+            text = failure.result_text(self.form, custom)
         else:
-            text = custom
+            log.warning("toolmend: the user's failure function returned a non-string; ignored")
         self._deliver(ctx, failure, text)
         return text
 

@@ -19,6 +19,7 @@ from typing import Any
 from agents.run_config import CallModelData, ModelInputData
 
 from toolmend import Form, rewrite
+from toolmend.contracts import Contracts
 
 from . import report
 from .runs import RUNS
@@ -33,9 +34,17 @@ UserFilter = Callable[[CallModelData[Any]], "ModelInputData | Awaitable[ModelInp
 class InputFilter:
     """A ``call_model_input_filter``; sync unless ``then`` is async. See :func:`input_filter`."""
 
-    def __init__(self, form: Form | str = Form.C3, then: UserFilter | None = None) -> None:
+    def __init__(
+        self,
+        form: Form | str = Form.C3,
+        then: UserFilter | None = None,
+        *,
+        contracts: Contracts | None = None,
+    ) -> None:
         self.form = Form.parse(form)
         self.then = then
+        self.contracts = contracts
+        """The run's outcome contracts, which toolmend's ``function_tool`` tools read here."""
 
     def apply(self, data: ModelInputData) -> ModelInputData:
         """Our rewrite alone; never raises, returns ``data`` itself when nothing changes."""

@@ -10,15 +10,24 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 from toolmend import Report, ToolFailure
+from toolmend.contracts import Review
 
-__all__ = ["Captured", "FailureRecord", "capture", "failed", "rewritten"]
+__all__ = [
+    "Captured",
+    "ContractRecord",
+    "FailureRecord",
+    "capture",
+    "contract_fired",
+    "failed",
+    "rewritten",
+]
 
 log = logging.getLogger("toolmend.openai_agents")
 
@@ -35,18 +44,48 @@ class FailureRecord:
         return {"call_id": self.call_id, "shown": self.shown, "failure": self.failure.to_dict()}
 
 
+@dataclass(frozen=True, slots=True)
+class ContractRecord:
+    """One successful result that violated its outcome contract, and the core's review."""
+
+    call_id: str | None
+    tool: str
+    arguments: Mapping[str, Any]
+    review: Review
+
+    @property
+    def shown(self) -> str:
+        """What the model reads in place of the result: the receipt."""
+        return self.review.text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "arguments": dict(self.arguments),
+            "contract": self.review.to_dict(),
+        }
+
+
 class Captured:
-    """The failures and rewrites of the runs started inside one :func:`capture` block."""
+    """The failures, receipts and rewrites of the runs started inside one :func:`capture`."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._failures: list[FailureRecord] = []
+        self._contracts: list[ContractRecord] = []
         self._rewrites: list[Report] = []
 
     @property
     def failures(self) -> tuple[FailureRecord, ...]:
         with self._lock:
             return tuple(self._failures)
+
+    @property
+    def contracts(self) -> tuple[ContractRecord, ...]:
+        """One record per result that violated its contract (each got a receipt)."""
+        with self._lock:
+            return tuple(self._contracts)
 
     @property
     def rewrites(self) -> tuple[Report, ...]:
@@ -57,12 +96,17 @@ class Captured:
     def to_dict(self) -> dict[str, Any]:
         return {
             "failures": [f.to_dict() for f in self.failures],
+            "contracts": [c.to_dict() for c in self.contracts],
             "rewrites": [r.to_dict() for r in self.rewrites],
         }
 
     def _add_failure(self, record: FailureRecord) -> None:
         with self._lock:
             self._failures.append(record)
+
+    def _add_contract(self, record: ContractRecord) -> None:
+        with self._lock:
+            self._contracts.append(record)
 
     def _add_rewrite(self, report: Report) -> None:
         with self._lock:
@@ -104,6 +148,19 @@ def failed(call_id: str | None, shown: str, failure: ToolFailure) -> None:
     captured = _CAPTURE.get()
     if captured is not None:
         captured._add_failure(FailureRecord(call_id, shown, failure))
+
+
+def contract_fired(
+    call_id: str | None, tool: str, arguments: Mapping[str, Any], review: Review
+) -> None:
+    """Report a successful result that violated its contract."""
+    log.info(
+        "toolmend: %s result violates its contract (call %s): %s",
+        tool, call_id, ", ".join(v.code.value for v in review.violations),
+    )  # fmt: skip
+    captured = _CAPTURE.get()
+    if captured is not None:
+        captured._add_contract(ContractRecord(call_id, tool, arguments, review))
 
 
 def rewritten(report: Report) -> None:

@@ -7,7 +7,8 @@ tool honours, a failure before dispatch, or a verify hook saying the first
 attempt did not land), and a call that still fails reaches the failure
 function as a :class:`~toolmend_openai_agents.failure.ToolFailed` carrying the
 exact failure.  The run's loop guard refuses exact repeats of calls that
-cannot succeed.
+cannot succeed.  A successful result is checked against its outcome contract,
+if it has one, and a violation reaches the model as the core's receipt.
 
 To see the run and the call, the body needs the tool context, so the
 function is wrapped in one that takes it first (the SDK then passes it) and
@@ -37,9 +38,20 @@ from agents.tool_guardrails import ToolInputGuardrail, ToolOutputGuardrail
 from agents.util._types import MaybeAwaitable
 from pydantic import BaseModel, ValidationError
 
-from toolmend import CallContext, Effect, RetryPolicy, ToolFailure, aexecute, execute
+from toolmend import (
+    CallContext,
+    Effect,
+    RetryPolicy,
+    ToolFailed,
+    ToolFailure,
+    aexecute,
+    execute,
+    validation_details,
+)
+from toolmend.contracts import Contracts
 
-from .failure import FailureFunction, ToolFailed, Validator, model_arguments
+from .contracts import apply_contracts
+from .failure import FailureFunction, Validator, model_arguments
 from .runs import RUNS
 
 __all__ = ["function_tool"]
@@ -111,6 +123,7 @@ def _guarded(
     verify: Verify | None,
     key_param: str | None,
     passthrough: tuple[type[BaseException], ...],
+    contracts: Contracts | None,
 ) -> Callable[..., Any]:
     shape = _Shape(func, key_param)
     honours_key = key_param is not None
@@ -133,10 +146,10 @@ def _guarded(
             "passthrough": passthrough,
         }
 
-    def outcome(result: Any) -> Any:
+    def outcome(ctx: Any, result: Any) -> Any:
         if isinstance(result, ToolFailure):
             raise ToolFailed(result)
-        return result
+        return apply_contracts(ctx, getattr(ctx, "tool_name", None) or name, result, contracts)
 
     wrapper: Callable[..., Any]
     is_async = inspect.iscoroutinefunction(func if inspect.isroutine(func) else type(func).__call__)
@@ -147,7 +160,7 @@ def _guarded(
             async def attempt(call: CallContext) -> Any:
                 return await func(*call_args(ctx, args), **call_kwargs(kwargs, call))
 
-            return outcome(await aexecute(attempt, **options(ctx)))
+            return outcome(ctx, await aexecute(attempt, **options(ctx)))
 
         wrapper = async_wrapper
     else:
@@ -157,7 +170,7 @@ def _guarded(
             def attempt(call: CallContext) -> Any:
                 return func(*call_args(ctx, args), **call_kwargs(kwargs, call))
 
-            return outcome(execute(attempt, **options(ctx)))
+            return outcome(ctx, execute(attempt, **options(ctx)))
 
         wrapper = sync_wrapper
     exposed: Any = wrapper
@@ -167,11 +180,6 @@ def _guarded(
         exposed.__name__ = exposed.__qualname__ = type(func).__name__
         exposed.__doc__ = inspect.getdoc(type(func).__call__) or inspect.getdoc(type(func))
     return wrapper
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _validator(model: type[BaseModel]) -> Validator:
@@ -187,11 +195,7 @@ def _validator(model: type[BaseModel]) -> Validator:
         try:
             model(**data)
         except ValidationError as exc:
-            return "; ".join(
-                f"{'.'.join(str(part) for part in item['loc'])}: {item['msg']} "
-                f"(got {_short(item.get('input'))})"
-                for item in exc.errors(include_url=False)
-            )
+            return validation_details(exc)
         except Exception:
             return None
         return None
@@ -244,6 +248,7 @@ def function_tool(
     verify: Verify | None = None,
     idempotency_key: str | None = None,
     passthrough: tuple[type[BaseException], ...] = (),
+    contracts: Contracts | None = None,
 ) -> FunctionTool: ...
 @overload
 def function_tool(
@@ -274,6 +279,7 @@ def function_tool(
     verify: Verify | None = None,
     idempotency_key: str | None = None,
     passthrough: tuple[type[BaseException], ...] = (),
+    contracts: Contracts | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 def function_tool(
     func: Callable[..., Any] | None = None,
@@ -303,6 +309,7 @@ def function_tool(
     verify: Verify | None = None,
     idempotency_key: str | None = None,
     passthrough: tuple[type[BaseException], ...] = (),
+    contracts: Contracts | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """``agents.function_tool`` with the body run under toolmend (bare or with arguments).
 
@@ -320,6 +327,10 @@ def function_tool(
       key that is the same on every attempt of one call; the tool is then taken
       to honour it (its repeats are safe), and the model never sees the parameter.
     - ``passthrough``: exception types that propagate untouched.
+    - ``contracts``: outcome contracts (``toolmend.contracts``) for the
+      successful results (default: the run's, from ``run_config(contracts=)``).
+      A result that violates its contract reaches the model as the receipt,
+      naming the recovery tools the agent has; each firing is reported.
     """
     policy = retry if retry is not None else RetryPolicy.none()
 
@@ -333,6 +344,7 @@ def function_tool(
             verify=verify,
             key_param=idempotency_key,
             passthrough=tuple(passthrough),
+            contracts=contracts,
         )
         schema = function_schema(
             body,

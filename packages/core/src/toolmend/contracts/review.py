@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..detect import inspect
 from .check import check
 from .model import Contracts, Violation
 from .receipt import Receipt, receipt
@@ -45,12 +46,20 @@ def review(
     result: Any,
     *,
     available_tools: Iterable[str] | None = None,
+    failed: bool | None = None,
 ) -> Review:
     """Check ``result`` of ``tool`` and receipt it; never raises.
 
     ``result`` is the raw result (a text or a JSON value); ``available_tools``
     the names the agent can call now, which bound the recovery tools listed.
+    A failed result is handled as a failure, never receipted as well:
+    ``failed`` is what the caller already knows about it (``None``: ask
+    :func:`toolmend.inspect`), and a failure comes back unchanged and unchecked.
     """
+    if failed is None:
+        failed = contracts is not None and tool in contracts.tools and _flagged(result)
+    if failed:
+        return _unchecked(result)
     violations = check(contracts, tool, arguments, result)
     try:
         text = result if isinstance(result, str) else json_text(result)
@@ -73,3 +82,18 @@ def review(
             tool, ", ".join(v.code.value for v in violations), list(made.recovery_tools),
         )  # fmt: skip
     return Review(rendered, violations, made)
+
+
+def _flagged(result: Any) -> bool:
+    try:
+        return inspect(result if isinstance(result, str) else json_text(result)).failed
+    except Exception:
+        return False
+
+
+def _unchecked(result: Any) -> Review:
+    try:
+        text = result if isinstance(result, str) else json_text(result)
+    except Exception:
+        text = repr(result)
+    return Review(text, (), None)
