@@ -20,7 +20,7 @@ import openai
 import pydantic
 import pytest
 import requests
-from conftest import Loopback, Reply
+from core_support import Loopback, Reply
 from mcp.shared.exceptions import MCPError
 
 from toolmend import ExceptionInfo, Kind, classify_exception

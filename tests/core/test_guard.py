@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import Loopback, Reply
+from core_support import Loopback, Reply
 from pydantic import BaseModel, ValidationError
 
 from toolmend import LoopGuard, RetryPolicy, ToolFailure, guard, testing, validation_details

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import Loopback, Reply
+from core_support import Loopback, Reply
 from langgraph.errors import GraphInterrupt
 from mcp.shared.exceptions import MCPError
 

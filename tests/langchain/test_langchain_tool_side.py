@@ -56,7 +56,7 @@ def test_bad_arguments_are_recorded_as_fixable() -> None:
     assert result.status == "error"
     assert result.content.startswith("Error invoking tool 'weather' with kwargs {'town': 'Oslo'}")
     record = result.response_metadata["toolmend"]
-    assert (record["kind"], record["rule"]) == ("fixable", "invalid-arguments")
+    assert (record["kind"], record["rule"]) == ("fixable", "status")
     assert shape(model.seen[1][-1:]) == [
         ("human", runtime_note("weather", {"town": "Oslo"}, result.content, GUIDANCE[Kind.FIXABLE]))
     ]

@@ -29,13 +29,10 @@ from toolmend import (
     CallContext,
     Effect,
     Form,
-    Kind,
     LoopGuard,
     Observation,
     RetryPolicy,
-    Source,
     ToolFailure,
-    Verdict,
 )
 from toolmend.contracts import Contracts
 from toolmend.detect import text_of
@@ -128,17 +125,6 @@ def loop_from_messages(
     guard = factory()
     guard.replay(_observations(messages, client))
     return guard
-
-
-_INVALID_ARGUMENTS = "Error invoking tool '"
-
-
-def _invalid_arguments(message: ToolMessage) -> Verdict | None:
-    """LangGraph's message for arguments that failed the tool's schema: always fixable."""
-    text = message.content
-    if message.status == "error" and isinstance(text, str) and text.startswith(_INVALID_ARGUMENTS):
-        return Verdict(True, Kind.FIXABLE, "invalid-arguments", Source.FLAG, "argument validation")
-    return None
 
 
 _STOCK_RETRY = re.compile(r"Tool '(?P<tool>[^'\n]*)' failed after (?P<n>\d+) attempts with ")
@@ -320,9 +306,7 @@ class ToolSide:
     def _returned(self, call: _Call, message: ToolMessage, retried: list[str]) -> ToolMessage:
         """Record a returned failure, or a success that took retries or broke its contract."""
         extra = {"attempts": len(retried) + 1, "retried": retried} if retried else {}
-        verdict = _invalid_arguments(message) or toolmend.inspect(
-            message.content, status=message.status, client=self.client
-        )
+        verdict = toolmend.inspect(message.content, status=message.status, client=self.client)
         if verdict.failed:
             _warn_if_repeated(call, message)
             log.info(
