@@ -33,6 +33,7 @@ from typing import Any
 
 from toolmend import Form, Kind
 from toolmend_engine import ChatEngine, LocalModel, default_model_path
+from toolmend_engine.inference import common_prefix
 from toolmend_engine.protocol import parse_chat
 from toolmend_engine.scenarios import decision_messages, load_suite
 
@@ -82,7 +83,7 @@ def _throughput(n: int, max_tokens: int) -> list[list[str]]:
     prompts = [
         engine.prepare_chat(parse_chat(b)).tokens for bodies in sets.values() for b in bodies
     ]
-    shared = min(_common(prompts[0], p) for p in prompts)
+    shared = min(common_prefix(prompts[0], p) for p in prompts)
     prefix = prompts[0][: (shared // model.settings.block) * model.settings.block]
     rows = []
     for name, bodies in sets.items():
@@ -104,15 +105,6 @@ def _throughput(n: int, max_tokens: int) -> list[list[str]]:
                 f"{1000 * statistics.fmean(r[0] for r in results):.2f}",
             ])  # fmt: skip
     return rows
-
-
-def _common(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def _default_eval() -> tuple[float, float]:

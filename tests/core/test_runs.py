@@ -91,3 +91,40 @@ def test_verdicts_travel_as_records() -> None:
     assert verdict_from_record({"failed": True, "kind": "odd"}) is None
     assert verdict_from_record({"failed": True}) is None
     assert verdict_from_record({}) is None
+
+
+def test_drop_later_from_a_finalizer_inside_get_does_not_deadlock() -> None:
+    import gc
+    import weakref
+
+    registry = RunRegistry(max_runs=4)
+
+    class Owner:
+        pass
+
+    owner = Owner()
+    registry.get("old")
+    weakref.finalize(owner, registry.drop_later, "old")
+    gc.disable()
+    try:
+        cycle: list[object] = [owner]
+        cycle.append(cycle)
+        del owner, cycle
+        with registry._lock:  # the collector may run while the lock is held
+            gc.collect()
+    finally:
+        gc.enable()
+    assert list(registry._pending) != []
+    registry.get("new")
+    assert "old" not in registry
+    assert "new" in registry
+
+
+def test_drop_later_spares_a_new_run_under_the_same_key() -> None:
+    registry = RunRegistry()
+    first = registry.get("k")
+    registry.drop_later("k")
+    registry.drop("k")
+    second = registry.get("k")
+    assert second is not first
+    assert registry.get("k") is second

@@ -10,7 +10,7 @@ plain records and read them back with :func:`verdict_from_record`.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,11 +100,13 @@ class RunRegistry:
         self.max_runs = max_runs
         self.loop_factory = loop_factory
         self._runs: OrderedDict[Hashable, RunState] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._pending: deque[tuple[Hashable, RunState | None]] = deque()
 
     def get(self, key: Hashable) -> RunState:
         """The run's state, created on first use; the least recently used run is evicted."""
         with self._lock:
+            self._sweep()
             state = self._runs.get(key)
             if state is not None:
                 self._runs.move_to_end(key)
@@ -115,14 +117,32 @@ class RunRegistry:
                 self._runs.popitem(last=False)
             return state
 
+    def _sweep(self) -> None:
+        while self._pending:
+            gone, expected = self._pending.popleft()
+            if self._runs.get(gone) is expected:
+                self._runs.pop(gone, None)
+
     def drop(self, key: Hashable) -> None:
         with self._lock:
             self._runs.pop(key, None)
 
+    def drop_later(self, key: Hashable) -> None:
+        """Forget a run at the next :meth:`get`, taking no lock.
+
+        For weakref callbacks and finalizers: the garbage collector can run them
+        on a thread that already holds this registry's lock, so they must not wait
+        for it.  Only the state the key holds now is forgotten: a later run that
+        reuses the key (an ``id()`` reused after the first run died) keeps its own.
+        """
+        self._pending.append((key, self._runs.get(key)))
+
     def __len__(self) -> int:
         with self._lock:
+            self._sweep()
             return len(self._runs)
 
     def __contains__(self, key: object) -> bool:
         with self._lock:
+            self._sweep()
             return key in self._runs

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from toolmend import Form
 
-from .inference import LocalModel
+from .inference import LocalModel, common_prefix
 from .layer import apply_layer, header_value
 from .protocol import ChatRequest
 from .service import ChatEngine
@@ -66,15 +66,6 @@ def log_odds(log_p_call: float, log_p_first: float) -> float | None:
     return log_p_call - math.log1p(-p_first)
 
 
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 class LocalBackend:
     """The embedded engine: the same path as ``/v1/chat/completions``, greedy."""
 
@@ -116,7 +107,7 @@ class LocalBackend:
             self.engine.template.render(before, tools, add_generation_prompt=False)
         )
         tokens = self._prepare(messages, tools, form).tokens
-        return len(tokens) - _common_prefix(cached, tokens)
+        return len(tokens) - common_prefix(cached, tokens)
 
 
 class RemoteError(RuntimeError):

@@ -74,7 +74,8 @@ def _log_softmax(logits: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
     return values - (peak + float(np.log(np.exp(values - peak).sum())))
 
 
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading tokens two sequences share: what a prefix cache can reuse."""
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -204,7 +205,7 @@ class LocalModel:
             return self._last[1].copy()
         self._last = None
         block = self.settings.block
-        common = _common_prefix(self._cached[: self._canonical], tokens)
+        common = common_prefix(self._cached[: self._canonical], tokens)
         keep = (min(common, len(tokens) - 1) // block) * block
         self._lib.llama_memory_seq_rm(self._memory, 0, keep, -1)
         self._cached = tokens[:keep]

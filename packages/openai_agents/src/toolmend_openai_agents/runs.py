@@ -95,9 +95,10 @@ class Runs:
 
     def _forgetter(self, ident: int) -> Any:
         def forget(_: Any) -> None:
-            with self._lock:
-                self._watched.pop(ident, None)
-            self.registry.drop(("run", ident))
+            # Runs inside the garbage collector, possibly while this thread holds
+            # a lock: take none.
+            self._watched.pop(ident, None)
+            self.registry.drop_later(("run", ident))
 
         return forget
 
