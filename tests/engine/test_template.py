@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from engine_fakes import FAILED
 
 from toolmend_engine.template import CHATML, ChatTemplate, RenderError, format_call, tools_block
 
@@ -20,21 +21,8 @@ TOOL_LINE = (
     '{"type": "function", "function": {"name": "get_order", "description": "Look up an order.", '
     '"parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}}}'
 )
-CONVERSATION = [
-    {"role": "user", "content": "Total of ORD-1?"},
-    {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": "c1",
-                "type": "function",
-                "function": {"name": "get_order", "arguments": '{"order_id": "ORD-1"}'},
-            }
-        ],
-    },
-    {"role": "tool", "tool_call_id": "c1", "content": "Error: 503 Service Unavailable"},
-]
+CONVERSATION = FAILED
+
 DEFAULT_SYSTEM = (
     "{% for m in messages %}{% if loop.first and m['role'] != 'system' %}"
     "{{ '<s>system\\nDefault persona</s>\\n' }}{% endif %}"
