@@ -325,3 +325,23 @@ def test_method_tools() -> None:
     failure = Tools().triple("two")
     assert isinstance(failure, ToolFailure)
     assert dict(failure.arguments) == {"n": "two"}
+
+
+def test_failure_from_a_verdict_of_a_result_text() -> None:
+    from toolmend import ToolFailure, inspect
+
+    text = "Error executing tool stock: 503 Service Unavailable"
+    failure = ToolFailure.from_verdict(
+        inspect(text, is_error=True), tool="stock", arguments={"sku": "A"}, text=text
+    )
+    assert failure is not None
+    assert (failure.kind.value, failure.rule, failure.attempts, failure.cause) == (
+        "transient",
+        "is_error",
+        1,
+        text,
+    )
+    assert failure.guidance == (
+        "This is a temporary failure. Retrying the same call is expected to succeed."
+    )
+    assert ToolFailure.from_verdict(inspect("fine"), tool="s", arguments={}, text="fine") is None

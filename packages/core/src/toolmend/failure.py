@@ -197,6 +197,28 @@ class ToolFailure:
         )
 
     @classmethod
+    def from_verdict(
+        cls, verdict: Verdict, *, tool: str, arguments: Mapping[str, Any], text: str
+    ) -> ToolFailure | None:
+        """The failure a tool *result* stands for, judged from its text (no exception).
+
+        For results a framework delivered as content, such as an MCP ``isError``
+        result; ``None`` when the verdict is not a failure.
+        """
+        if not verdict.failed or verdict.kind is None:
+            return None
+        return cls(
+            tool=tool,
+            arguments=arguments,
+            kind=verdict.kind,
+            attempts=1,
+            cause=cap_error(text),
+            guidance=verdict.guidance or GUIDANCE.get(verdict.kind),
+            rule=verdict.rule or "is_error",
+            reason=verdict.reason,
+        )
+
+    @classmethod
     def invalid_arguments(
         cls, tool: str, arguments: Mapping[str, Any], details: str
     ) -> ToolFailure:

@@ -17,9 +17,8 @@ from typing import Any
 from agents.mcp import MCPToolCustomDataContext
 from agents.tool_context import ToolContext
 
-from toolmend import Effect, Form, ToolFailure, cap_error
+from toolmend import Effect, Form, ToolFailure
 from toolmend import inspect as inspect_result
-from toolmend.guidance import guidance_for
 
 from . import report
 from .failure import FailureFunction
@@ -42,19 +41,12 @@ def _record(context: MCPToolCustomDataContext) -> None:
         return
     text = output_text(context.tool_output)
     verdict = inspect_result(text, is_error=True)
-    if not verdict.failed or verdict.kind is None:
+    failure = ToolFailure.from_verdict(
+        verdict, tool=context.tool_display_name, arguments=dict(context.arguments), text=text
+    )
+    if failure is None:
         return
     RUNS.record(run_context.tool_call_id, context.tool_output, verdict)
-    failure = ToolFailure(
-        tool=context.tool_display_name,
-        arguments=dict(context.arguments),
-        kind=verdict.kind,
-        attempts=1,
-        cause=cap_error(text),
-        guidance=verdict.guidance or guidance_for(verdict.kind),
-        rule=verdict.rule or "is_error",
-        reason=verdict.reason,
-    )
     report.failed(run_context.tool_call_id, text, failure)
 
 
