@@ -96,7 +96,7 @@ class FakeModel:
         self.lock = threading.Lock()
         self.prompts: list[str] = []
 
-    def tokenize(self, text: str) -> list[int]:
+    def tokenize(self, text: str, *, special: bool = True) -> list[int]:
         return [ord(c) for c in text]
 
     def generate(

@@ -312,7 +312,7 @@ def test_a_failing_model_gives_a_500_and_the_server_keeps_serving() -> None:
         assert status == 500
         assert headers["X-Tool-Errors"] == "failed=none; form=off; changed=false"
         assert body["error"] == {
-            "message": "internal error: RuntimeError('decode failed')",
+            "message": "internal error; see the server log",
             "type": "server_error",
             "param": None,
             "code": None,

@@ -8,7 +8,15 @@ that never duplicates a side effect, and check outcomes against contracts.
 from .classify import Classification, classify_text
 from .detect import Verdict, inspect
 from .forms import Rewrite, rewrite
-from .guidance import GUIDANCE, VERIFY_FIRST, cap_error, format_arguments, runtime_note
+from .guidance import (
+    GUIDANCE,
+    VERIFY_FIRST,
+    Note,
+    cap_error,
+    compose_note,
+    format_arguments,
+    runtime_note,
+)
 from .model import Detection, Form, Kind, Report, Source
 
 __all__ = [
@@ -18,12 +26,14 @@ __all__ = [
     "Detection",
     "Form",
     "Kind",
+    "Note",
     "Report",
     "Rewrite",
     "Source",
     "Verdict",
     "cap_error",
     "classify_text",
+    "compose_note",
     "format_arguments",
     "inspect",
     "rewrite",

@@ -10,6 +10,7 @@ understood comes back unchanged, with the reason in the report.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from typing import Any
 
 from .codecs import CODECS, Edits, Entry, NotUnderstood, View
 from .detect import Verdict, inspect, text_of
-from .guidance import guidance_for, runtime_note
+from .guidance import STEP_LIMIT, compose_note, guidance_for, join_notes, notes_left_out
 from .model import Detection, Form, Kind, Report, Source
 
 __all__ = ["Rewrite", "decision_step", "rewrite"]
@@ -39,6 +40,7 @@ class _Failure:
     detection: Detection
     note: str | None
     guidance: str | None
+    left_out: int = 0
 
 
 def _detect(
@@ -130,6 +132,11 @@ def _log(report: Report) -> None:
             "toolmend: failed tool result at %s (%s): kind=%s rule=%s reason=%s",
             d.index, d.tool_name, d.kind.value, d.rule, d.reason,
         )  # fmt: skip
+        if d.neutralised:
+            log.warning(
+                "toolmend: tool text restated for %s (%s) was neutralised: %s",
+                d.index, d.tool_name, ", ".join(d.neutralised),
+            )  # fmt: skip
     if report.detections or report.skipped:
         log.info("toolmend: %s; skipped=%s", report.header(), list(report.skipped))
 
@@ -154,7 +161,8 @@ def _rewrite(
         return Rewrite(messages, Report(detections, form, False, ()))
     failures: list[_Failure] = []
     call_ids = {c.id for c in view.tail[0].calls}
-    for entry, d in found:
+    quoted: dict[int, tuple[str, ...]] = {}
+    for n, (entry, d) in enumerate(found):
         if d.kind is Kind.AMBIGUOUS and d.guidance is None:
             skipped.append(f"{d.index}: ambiguous failure gets no guidance")
             continue
@@ -163,8 +171,25 @@ def _rewrite(
         if form in (Form.C2, Form.C4) and (d.call_id is None or d.call_id not in call_ids):
             skipped.append(f"{d.index}: its call is not in the last assistant turn")
             continue
-        note = runtime_note(d.tool_name, d.arguments, d.error, d.guidance)
-        failures.append(_Failure(entry, d, note, d.guidance))
+        note = compose_note(d.tool_name, d.arguments, d.error, d.guidance)
+        if note.neutralised and form is not Form.C1:
+            quoted[n] = note.neutralised
+        failures.append(_Failure(entry, d, note.text, d.guidance))
+    if quoted:
+        detections = tuple(
+            dataclasses.replace(d, neutralised=quoted[n]) if n in quoted else d
+            for n, d in enumerate(detections)
+        )
+    if form is not Form.C1:
+        left_out = notes_left_out([f.note or "" for f in failures])
+        for f in failures[:left_out]:
+            skipped.append(
+                f"{f.detection.index}: not restated: one step's notes are capped at "
+                f"{STEP_LIMIT} characters"
+            )
+        failures = failures[left_out:]
+        if left_out:
+            failures[0] = dataclasses.replace(failures[0], left_out=left_out)
     if not failures:
         return Rewrite(messages, Report(detections, form, False, tuple(skipped)))
     edits = _plan(view, form, failures)
@@ -174,7 +199,7 @@ def _rewrite(
 
 def _plan(view: View, form: Form, failures: list[_Failure]) -> Edits:
     edits = Edits()
-    notes = "\n\n".join(f.note for f in failures if f.note)
+    notes = join_notes([f.note for f in failures if f.note], failures[0].left_out)
     if form is Form.C1:
         for f in failures:
             edits.appends[f.entry.loc] = "\n" + (f.guidance or "")

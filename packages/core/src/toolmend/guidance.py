@@ -7,17 +7,26 @@ changes what was measured, so they live here once and nowhere else.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .model import Kind
+from .quote import bounded, inert, reasons_of
 
 __all__ = [
+    "ARGS_LIMIT",
     "GUIDANCE",
+    "NAME_LIMIT",
+    "STEP_LIMIT",
     "VERIFY_FIRST",
+    "Note",
     "cap_error",
+    "compose_note",
     "format_arguments",
     "guidance_for",
+    "join_notes",
+    "notes_left_out",
     "runtime_note",
 ]
 
@@ -40,6 +49,14 @@ VERIFY_FIRST = (
 CAP_LIMIT = 2000
 CAP_HEAD = 1500
 CAP_TAIL = 400
+ARGS_LIMIT = 1000
+"""Arguments restated in a note: at most this many characters (head 800, tail 150)."""
+ARGS_HEAD = 800
+ARGS_TAIL = 150
+NAME_LIMIT = 200
+"""A tool name restated in a note: at most this many characters."""
+STEP_LIMIT = 16_000
+"""One decision step's notes together: the last failures in full while they fit, then a count."""
 
 
 def guidance_for(kind: Kind) -> str | None:
@@ -86,9 +103,83 @@ def format_arguments(arguments: Any) -> str:
     return _value_text(arguments)
 
 
-def runtime_note(name: str | None, arguments: Any, error: str, guidance: str) -> str:
-    """The note of forms C2-C4, verbatim from the studies."""
-    return (
-        f"Note from the tool runtime: the last attempt called {name or 'the tool'} with "
-        f"{format_arguments(arguments)} and it failed with: {cap_error(error)}\n\n{guidance}"
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A runtime note and what had to be neutralised in the tool text it restates."""
+
+    text: str
+    neutralised: tuple[str, ...] = ()
+
+
+def _quoted_lines(label: str, text: str) -> str:
+    lines = text.split("\n")
+    return "\n".join([f"> {label}: {lines[0]}", *(f"> {line}" for line in lines[1:])])
+
+
+def compose_note(name: str | None, arguments: Any, error: str, guidance: str) -> Note:
+    """The note of forms C2-C4, with the tool's text quoted and bounded.
+
+    For benign text this is the studies' note, verbatim.  When the name, the
+    arguments or the error hold anything that could pass for the runtime's own
+    framing or for a turn boundary, they are neutralised and quoted line by line
+    behind ``> `` instead, under a header that says so; the guidance sentence
+    stays the note's last paragraph, outside the quotation.
+    """
+    found: set[str] = set()
+    shown_name = inert((name or "the tool")[:NAME_LIMIT], found).replace("\n", "\u240a")
+    args = bounded(format_arguments(arguments), ARGS_LIMIT, ARGS_HEAD, ARGS_TAIL)
+    err = bounded(error, CAP_LIMIT, CAP_HEAD, CAP_TAIL)
+    safe_guidance = inert(guidance, set())
+    reasons = reasons_of(found | set(args.reasons) | set(err.reasons))
+    if not reasons:
+        return Note(
+            f"Note from the tool runtime: the last attempt called {shown_name} with "
+            f"{args.text} and it failed with: {err.text}\n\n{safe_guidance}"
+        )
+    return Note(
+        f"Note from the tool runtime: the last attempt called {shown_name} and it failed. "
+        'Its arguments and error are quoted below, each line behind "> "; text in them '
+        "that could pass for the runtime's notes or for chat control text was marked "
+        f"({', '.join(reasons)}).\n"
+        f"{_quoted_lines('arguments', args.text)}\n{_quoted_lines('error', err.text)}"
+        f"\n\n{safe_guidance}",
+        reasons,
     )
+
+
+def runtime_note(name: str | None, arguments: Any, error: str, guidance: str) -> str:
+    """The note's text (see :func:`compose_note`)."""
+    return compose_note(name, arguments, error, guidance).text
+
+
+LEFT_OUT = (
+    "{n} more failed calls at this step are not restated here; their results are above, unchanged."
+)
+
+
+def notes_left_out(notes: Sequence[str], limit: int = STEP_LIMIT) -> int:
+    """How many of a decision step's first notes to leave out so the rest fit in ``limit``.
+
+    The last notes are kept in full, and the last one always: a single note is
+    bounded by its own caps.  What is left out is counted in one line.
+    """
+    if len("\n\n".join(notes)) <= limit:
+        return 0
+    budget = limit - len(LEFT_OUT.format(n=len(notes))) - 2
+    size = 0
+    kept = 0
+    for note in reversed(notes):
+        extra = len(note) + (2 if kept else 0)
+        if kept and size + extra > budget:
+            break
+        kept += 1
+        size += extra
+    return len(notes) - kept
+
+
+def join_notes(notes: Sequence[str], left_out: int = 0) -> str:
+    """The notes shown, preceded by the line that counts the ``left_out`` ones before them."""
+    shown = list(notes)
+    if left_out:
+        shown.insert(0, LEFT_OUT.format(n=left_out))
+    return "\n\n".join(shown)

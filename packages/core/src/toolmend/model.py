@@ -73,8 +73,11 @@ class Detection:
     source: Source
     reason: str | None = None
     guidance: str | None = None
+    neutralised: tuple[str, ...] = ()
+    """Why the tool text restated in the note had to be neutralised (empty: it did not)."""
 
     def to_dict(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {"neutralised": list(self.neutralised)} if self.neutralised else {}
         return {
             "index": self.index,
             "tool_name": self.tool_name,
@@ -86,6 +89,7 @@ class Detection:
             "source": self.source.value,
             "reason": self.reason,
             "guidance": self.guidance,
+            **extra,
         }
 
 
@@ -110,4 +114,6 @@ class Report:
         """A compact one-line summary for an HTTP header or a log line."""
         parts = [f"{d.index}:{d.tool_name or '?'}:{d.kind.value}:{d.rule}" for d in self.detections]
         failed = ",".join(parts) if parts else "none"
-        return f"failed={failed}; form={self.form.value}; changed={str(self.changed).lower()}"
+        quoted = sum(1 for d in self.detections if d.neutralised)
+        tail = f"; neutralised={quoted}" if quoted else ""
+        return f"failed={failed}; form={self.form.value}; changed={str(self.changed).lower()}{tail}"

@@ -24,7 +24,7 @@ from toolmend import Form
 from .inference import LocalModel, common_prefix
 from .layer import apply_layer, header_value
 from .protocol import ChatRequest
-from .service import ChatEngine
+from .service import ChatEngine, tokenize_parts
 from .template import CALL_CLOSE, CALL_OPEN
 from .toolcalls import ParsedCall, call_from_object, parse_reply
 
@@ -103,8 +103,9 @@ class LocalBackend:
         self, before: list[Any], messages: list[Any], tools: Sequence[Any], form: Form
     ) -> int | None:
         """Prompt tokens after the longest prefix shared with the turn that made the failed call."""
-        cached = self.model.tokenize(
-            self.engine.template.render(before, tools, add_generation_prompt=False)
+        cached = tokenize_parts(
+            self.model,
+            self.engine.template.render_parts(before, tools, add_generation_prompt=False),
         )
         tokens = self._prepare(messages, tools, form).tokens
         return len(tokens) - common_prefix(cached, tokens)

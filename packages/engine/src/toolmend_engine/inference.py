@@ -138,16 +138,20 @@ class LocalModel:
 
     # -- tokens ---------------------------------------------------------------------
 
-    def tokenize(self, text: str) -> list[int]:
-        """Tokens of a rendered prompt; special markers in it are parsed as such."""
+    def tokenize(self, text: str, *, special: bool = True) -> list[int]:
+        """Tokens of ``text``; special-token strings become special tokens only if ``special``.
+
+        The engine passes ``special=False`` for every piece of content, so that
+        text a tool or a user wrote cannot open or close a turn.
+        """
         data = text.encode("utf-8")
         size = len(data) + 8
         buffer = (self._lib.llama_token * size)()
-        n = self._lib.llama_tokenize(self._vocab, data, len(data), buffer, size, False, True)
+        n = self._lib.llama_tokenize(self._vocab, data, len(data), buffer, size, False, special)
         if n < 0:
             size = -n
             buffer = (self._lib.llama_token * size)()
-            n = self._lib.llama_tokenize(self._vocab, data, len(data), buffer, size, False, True)
+            n = self._lib.llama_tokenize(self._vocab, data, len(data), buffer, size, False, special)
         return list(buffer[:n])
 
     def piece_bytes(self, token: int, *, special: bool = False) -> bytes:

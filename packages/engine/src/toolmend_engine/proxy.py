@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from toolmend import Form
 
-from .httpbase import BodyError, JsonHandler, Server
+from .httpbase import MAX_DEPTH, BodyError, JsonHandler, Server, check_json
 from .layer import HEADER, apply_layer, choose_form, header_value
 
 __all__ = ["ProxyServer", "make_proxy"]
@@ -87,17 +87,19 @@ class ProxyHandler(JsonHandler):
 
     def do_POST(self) -> None:
         headers: dict[str, str] = {}
+        path = urlsplit(self.path).path.rstrip("/")
+        self.anthropic_errors = path.startswith("/v1/messages")
         try:
             data = self.read_body()
-            path = urlsplit(self.path).path.rstrip("/")
             fmt = _LAYERED.get(path)
             if fmt is not None:
                 data, headers = self._layer(data, fmt)
         except BodyError as exc:
-            self.send_error_json(exc.status, str(exc))
+            self.send_error_json(exc.status, str(exc), param=exc.param)
             return
-        except ValueError as exc:
-            self.send_error_json(400, str(exc), param="tool_errors")
+        except Exception:
+            log.exception("toolmend-engine proxy: request failed")
+            self.send_internal_error()
             return
         self._forward(data, headers)
 
@@ -106,10 +108,16 @@ class ProxyHandler(JsonHandler):
             body = json.loads(data)
         except (ValueError, UnicodeDecodeError):
             return data, {}
+        except RecursionError:
+            raise BodyError(400, f"the request body nests deeper than {MAX_DEPTH} levels") from None
+        check_json(body)
         if not isinstance(body, dict):
             return data, {}
         had_field = "tool_errors" in body
-        form = choose_form(body.pop("tool_errors", None), self.server.form)
+        try:
+            form = choose_form(body.pop("tool_errors", None), self.server.form)
+        except ValueError as exc:
+            raise BodyError(400, str(exc), "tool_errors") from None
         rewrite = apply_layer(
             body.get("messages"), form, format=fmt, client=self.headers.get("User-Agent")
         )

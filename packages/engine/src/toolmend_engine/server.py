@@ -84,6 +84,7 @@ class EngineHandler(JsonHandler):
             "/v1/messages/render": self._render_messages,
         }
         route = routes.get(path)
+        self.anthropic_errors = path.startswith("/v1/messages")
         self._headers: dict[str, str] = {}
         self._streaming = False
         try:
@@ -95,17 +96,17 @@ class EngineHandler(JsonHandler):
         except BodyError as exc:
             self.send_error_json(exc.status, str(exc), headers=self._headers)
         except BadRequest as exc:
-            self.send_json(400, exc.body(), self._headers)
+            self.send_error_json(
+                400, exc.message, param=exc.param, code=exc.code, headers=self._headers
+            )
         except (BrokenPipeError, ConnectionResetError):
             log.info("toolmend-engine: client went away")
-        except Exception as exc:
+        except Exception:
             log.exception("toolmend-engine: request failed")
             if self._streaming:
                 self.close_connection = True
                 return
-            self.send_error_json(
-                500, f"internal error: {exc!r}", kind="server_error", headers=self._headers
-            )
+            self.send_internal_error(self._headers)
 
     def _prepared_headers(self, prepared: Prepared) -> None:
         self._headers = {HEADER: header_value(prepared.report)}

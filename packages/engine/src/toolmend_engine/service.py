@@ -20,10 +20,18 @@ from toolmend import Form, Report
 from .inference import Step
 from .layer import apply_layer, choose_form
 from .protocol import AnthropicRequest, BadRequest, ChatRequest, anthropic_to_chat
-from .template import ChatTemplate, RenderError
+from .template import ChatTemplate, Part, RenderError
 from .toolcalls import ContentStream, ParsedCall, parse_reply
 
-__all__ = ["ChatEngine", "Completion", "Generation", "ModelLike", "Prepared", "TokenLogprob"]
+__all__ = [
+    "ChatEngine",
+    "Completion",
+    "Generation",
+    "ModelLike",
+    "Prepared",
+    "TokenLogprob",
+    "tokenize_parts",
+]
 
 
 class ModelLike(Protocol):
@@ -34,7 +42,7 @@ class ModelLike(Protocol):
     eos_text: str
     lock: threading.Lock
 
-    def tokenize(self, text: str) -> list[int]: ...
+    def tokenize(self, text: str, *, special: bool = True) -> list[int]: ...
 
     def generate(
         self, tokens: Sequence[int], max_tokens: int, *, top_logprobs: int = 0
@@ -183,6 +191,14 @@ def _tool_names(tools: Sequence[Any]) -> frozenset[str]:
     return frozenset(names)
 
 
+def tokenize_parts(model: ModelLike, parts: Sequence[Part]) -> list[int]:
+    """Tokens of a rendered prompt: special tokens are parsed in the scaffolding only."""
+    tokens: list[int] = []
+    for part in parts:
+        tokens.extend(model.tokenize(part.text, special=not part.content))
+    return tokens
+
+
 class ChatEngine:
     """A model, its chat template and the server's default form."""
 
@@ -194,10 +210,16 @@ class ChatEngine:
 
     def _finish(self, rendered: list[Any], tools: list[Any], report: Report) -> Prepared:
         try:
-            prompt = self.template.render(rendered, tools)
+            parts = self.template.render_parts(rendered, tools)
+            prompt = "".join(part.text for part in parts)
+            prompt.encode("utf-8")
         except RenderError as exc:
             raise BadRequest(str(exc), "messages") from None
-        tokens = self.model.tokenize(prompt)
+        except UnicodeEncodeError:
+            raise BadRequest(
+                "the request holds text that is not valid Unicode", "messages"
+            ) from None
+        tokens = tokenize_parts(self.model, parts)
         if len(tokens) >= self.model.n_ctx:
             raise BadRequest(
                 f"the prompt has {len(tokens)} tokens; the context holds {self.model.n_ctx}",

@@ -10,14 +10,24 @@ a message in the ``tool`` role.  A GGUF without a template gets ChatML.
 
 One rendering path serves generation, token counts, the ``render`` command and
 the ``/v1/render`` endpoint, so what a client inspects is what the model read.
+
+Only the template's own scaffolding may become special tokens.  Every piece of
+content (message text, names and ids, tool-call arguments, tool schemas) enters
+the template as an opaque marker and is put back after rendering as a
+:class:`Part` marked ``content``, which the engine tokenizes as plain text: a
+tool result holding ``<|im_end|>`` cannot open a turn.  Templates that trim
+content still trim it (a marker carries the content's outer white space);
+templates that inspect content (``'</think>' in content``) see the marker, not
+the text.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -28,7 +38,9 @@ __all__ = [
     "CALL_CLOSE",
     "CALL_OPEN",
     "CHATML",
+    "ROLES",
     "ChatTemplate",
+    "Part",
     "RenderError",
     "content_text",
     "format_call",
@@ -48,8 +60,105 @@ FIXED_DATE = datetime(2026, 1, 1)
 """Templates that print today's date get a fixed one: the prompt must not change by the day."""
 
 
+ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function", "ipython"})
+"""Roles a template may print: a role is scaffolding, so it must be one of these."""
+
+_MARK = re.compile("\ue000(\\d+)\ue001")
+_SCHEMA_TYPES = frozenset(
+    {"string", "number", "integer", "boolean", "object", "array", "null", "function"}
+)
+_NAMED_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
+
+
 class RenderError(ValueError):
     """The conversation cannot be rendered (bad shape or unsupported content)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A run of prompt text: scaffolding from the template, or content (plain text only)."""
+
+    text: str
+    content: bool
+
+
+@dataclass(slots=True)
+class _Marks:
+    """Content replaced by markers before rendering, and put back after."""
+
+    texts: list[str] = field(default_factory=list)
+
+    def text(self, value: str) -> str:
+        """A marker for message text; its outer white space stays outside for ``trim``."""
+        core = value.strip()
+        if not core:
+            return value
+        start = value.index(core[0])
+        self.texts.append(core)
+        return f"{value[:start]}\ue000{len(self.texts) - 1}\ue001{value[start + len(core) :]}"
+
+    def json_string(self, value: str) -> str:
+        """A marker for a string inside JSON a template prints with ``tojson``."""
+        if not value:
+            return value
+        self.texts.append(json.dumps(value, ensure_ascii=False)[1:-1])
+        return f"\ue000{len(self.texts) - 1}\ue001"
+
+    def data(self, value: Any) -> Any:
+        """Arguments: every string and key is content."""
+        if isinstance(value, str):
+            return self.json_string(value)
+        if isinstance(value, Mapping):
+            return {self.json_string(str(k)): self.data(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.data(v) for v in value]
+        return value
+
+    def schema(self, value: Any, key: str | None = None) -> Any:
+        """Tool definitions: structure keys and schema types stay; names and text are content."""
+        if isinstance(value, str):
+            if key == "type" and value in _SCHEMA_TYPES:
+                return value
+            return self.json_string(value)
+        if isinstance(value, Mapping):
+            named = key in _NAMED_MAPS
+            return {
+                (self.json_string(str(k)) if named or not _plain_key(k) else k): self.schema(
+                    v, None if named else str(k)
+                )
+                for k, v in value.items()
+            }
+        if isinstance(value, list | tuple):
+            return [self.schema(v, key) for v in value]
+        return value
+
+    def parts(self, rendered: str) -> tuple[Part, ...]:
+        out: list[Part] = []
+        at = 0
+        for match in _MARK.finditer(rendered):
+            index = int(match.group(1))
+            if index >= len(self.texts):
+                raise RenderError("chat template: content markers were altered")
+            _add(out, rendered[at : match.start()], False)
+            _add(out, self.texts[index], True)
+            at = match.end()
+        _add(out, rendered[at:], False)
+        return tuple(out)
+
+
+def _plain_key(key: object) -> bool:
+    return (
+        isinstance(key, str) and key.replace("_", "").replace("$", "").isalnum() and len(key) < 40
+    )
+
+
+def _add(parts: list[Part], text: str, content: bool) -> None:
+    if not text:
+        return
+    if parts and parts[-1].content == content:
+        parts[-1] = Part(parts[-1].text + text, content)
+    else:
+        parts.append(Part(text, content))
 
 
 def content_text(content: Any, where: str) -> str:
@@ -134,6 +243,13 @@ def _calls_of(message: Mapping[str, Any], where: str) -> list[tuple[str, Any, st
     return out
 
 
+def _role(message: Mapping[str, Any], where: str) -> str:
+    role = message.get("role")
+    if not isinstance(role, str) or role not in ROLES:
+        raise RenderError(f"{where}.role must be one of {', '.join(sorted(ROLES))}")
+    return role
+
+
 @dataclass(frozen=True, slots=True)
 class ChatTemplate:
     """A model's chat template with the tool fallback; renders to prompt text."""
@@ -170,57 +286,80 @@ class ChatTemplate:
         add_generation_prompt: bool = True,
     ) -> str:
         """The prompt text; raises ``RenderError`` for a conversation it cannot render."""
+        parts = self.render_parts(messages, tools, add_generation_prompt=add_generation_prompt)
+        return "".join(part.text for part in parts)
+
+    def render_parts(
+        self,
+        messages: Sequence[Any],
+        tools: Sequence[Any] | None = None,
+        *,
+        add_generation_prompt: bool = True,
+    ) -> tuple[Part, ...]:
+        """The prompt as scaffolding and content parts (see the module doc)."""
+        marks = _Marks()
         if self.native_tools:
-            prepared = self._native(messages)
+            prepared = self._native(messages, marks)
+            shown_tools = [marks.schema(tool) for tool in tools] if tools else None
         else:
-            prepared = self._fallback(messages, tools or ())
+            prepared = self._fallback(messages, tools or (), marks)
+            shown_tools = None
         try:
-            return _compile(self.source).render(
+            rendered = _compile(self.source).render(
                 messages=prepared,
-                tools=list(tools) if tools and self.native_tools else None,
+                tools=shown_tools,
                 add_generation_prompt=add_generation_prompt,
                 bos_token=self.bos_text,
                 eos_token=self.eos_text,
             )
         except jinja2.TemplateError as exc:
             raise RenderError(f"chat template: {exc}") from exc
+        return marks.parts(rendered)
 
-    def _native(self, messages: Sequence[Any]) -> list[dict[str, Any]]:
+    def _native(self, messages: Sequence[Any], marks: _Marks) -> list[dict[str, Any]]:
         out = []
         for i, message in enumerate(messages):
             where = f"messages[{i}]"
             if not isinstance(message, Mapping):
                 raise RenderError(f"{where} must be an object")
-            new = dict(message)
-            new["content"] = content_text(message.get("content"), where)
+            new: dict[str, Any] = {
+                key: marks.text(value) if isinstance(value, str) else value
+                for key, value in message.items()
+                if key not in ("role", "tool_calls")
+            }
+            new["role"] = _role(message, where)
+            new["content"] = marks.text(content_text(message.get("content"), where))
             calls = _calls_of(message, where)
             if calls:
                 new["tool_calls"] = [
                     {
-                        "id": cid,
+                        "id": None if cid is None else marks.json_string(cid),
                         "type": "function",
-                        "function": {"name": name, "arguments": _arguments(args)},
+                        "function": {
+                            "name": marks.json_string(name),
+                            "arguments": marks.data(_arguments(args)),
+                        },
                     }
                     for name, args, cid in calls
                 ]
             out.append(new)
         return out
 
-    def _fallback(self, messages: Sequence[Any], tools: Sequence[Any]) -> list[dict[str, str]]:
+    def _fallback(
+        self, messages: Sequence[Any], tools: Sequence[Any], marks: _Marks
+    ) -> list[dict[str, str]]:
         out: list[dict[str, str]] = []
         for i, message in enumerate(messages):
             where = f"messages[{i}]"
             if not isinstance(message, Mapping):
                 raise RenderError(f"{where} must be an object")
-            role = message.get("role")
+            role = _role(message, where)
             text = content_text(message.get("content"), where)
             if role == "developer":
                 role = "system"
             if role == "assistant":
                 calls = "\n".join(format_call(n, a) for n, a, _ in _calls_of(message, where))
                 text = f"{text}\n{calls}" if text and calls else text or calls
-            if not isinstance(role, str):
-                raise RenderError(f"{where}.role must be a string")
             out.append({"role": role, "content": text})
         if tools:
             block = tools_block(tools)
@@ -228,4 +367,4 @@ class ChatTemplate:
                 out[0] = {"role": "system", "content": f"{out[0]['content']}\n\n{block}"}
             else:
                 out.insert(0, {"role": "system", "content": block})
-        return out
+        return [{"role": m["role"], "content": marks.text(m["content"])} for m in out]

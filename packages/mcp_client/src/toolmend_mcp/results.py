@@ -64,8 +64,10 @@ class Findings:
     history: tuple[Mapping[str, Any], ...] = ()
     violations: tuple[Mapping[str, Any], ...] = ()
     receipt: Mapping[str, Any] | None = None
+    neutralised: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {"neutralised": list(self.neutralised)} if self.neutralised else {}
         return {
             "tool": self.tool,
             "effect": self.effect,
@@ -86,6 +88,7 @@ class Findings:
             "history": [dict(h) for h in self.history],
             "violations": [dict(v) for v in self.violations],
             "receipt": None if self.receipt is None else dict(self.receipt),
+            **extra,
         }
 
 

@@ -40,8 +40,8 @@ from toolmend import (
     Source,
     ToolFailure,
     aexecute,
+    compose_note,
     inspect,
-    runtime_note,
 )
 from toolmend.contracts import Code, Contracts, Violation, receipt, review
 from toolmend.contracts.values import cap
@@ -280,6 +280,7 @@ class RecoveringSession:
         else:
             base = error_result(text)
         guidance = failure.guidance
+        note = compose_note(name, arguments, text, guidance) if guidance else None
         self.loop.after(name, dict(arguments or {}), failure, error=text)
         if self.raise_protocol_errors and isinstance(exc, MCPError):
             raise exc
@@ -295,7 +296,8 @@ class RecoveringSession:
             source=source.value,
             reason=failure.reason,
             guidance=guidance,
-            note=runtime_note(name, arguments, text, guidance) if guidance else None,
+            note=note.text if note else None,
+            neutralised=note.neutralised if note else (),
             retry_after=failure.retry_after,
             outcome_unknown=failure.outcome_unknown,
             stop=failure.stop.value if failure.stop is not None else None,

@@ -1,0 +1,216 @@
+"""Quote untrusted tool text before it is promoted into a user turn.
+
+A tool result is written by whoever controls the tool's data: a web page, a
+ticket, an attacker.  The runtime note restates it in the user role, which
+models trust more than the tool role, so the restated text must not be able to
+pass for the runtime's own framing (its note header and guidance sentences), for
+a turn boundary (role markers, chat-template special tokens, Anthropic-style
+tags) or hide what it says (ANSI escapes, control, bidi and invisible
+characters).
+
+Neutralising is deterministic and visible: a special token keeps its name with
+its brackets swapped for look-alikes (``<|im_end|>`` becomes ``‹|im_end|›``), a
+framing phrase gains a marker after its first word (``Note (quoted) from the
+tool runtime``), a control character becomes its printable picture (``␛``) or
+its code point (``<U+202E>``).  Benign text comes back unchanged, byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = [
+    "ROLE_MARKER",
+    "Quoted",
+    "bounded",
+    "inert",
+    "neutralise",
+    "reasons_of",
+]
+
+CONTROL = "control characters"
+BIDI = "bidirectional controls"
+INVISIBLE = "invisible characters"
+SURROGATE = "lone surrogates"
+SPECIAL_TOKEN = "chat-template tokens"
+TAG = "chat tags"
+FRAMING = "runtime framing"
+ROLE_MARKER = "role markers"
+INSTRUCTION = "instruction-like text"
+
+_ORDER = (
+    FRAMING,
+    SPECIAL_TOKEN,
+    TAG,
+    ROLE_MARKER,
+    INSTRUCTION,
+    CONTROL,
+    BIDI,
+    INVISIBLE,
+    SURROGATE,
+)
+
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_INVISIBLE = (
+    "\u00ad\u034f\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200d\u2028\u2029"
+    "\u2060-\u2064\u3164\ufeff\uffa0\U000e0000-\U000e007f"
+)
+_CHARS = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f" + _BIDI + _INVISIBLE + "\ud800-\udfff]|\r(?!\n)"
+)
+
+# Special-token strings of the common template families: ChatML, Llama 3, Phi,
+# Qwen, GPT-OSS (``<|...|>``), DeepSeek (full-width bars), Llama 2 and Mistral
+# (``[INST]``, ``<<SYS>>``, ``[TOOL_CALLS]``...), Gemma (``<start_of_turn>``),
+# SentencePiece markers (``<s>``) and the Hermes/Qwen tool tags.
+_SPECIAL = re.compile(
+    r"<\|[^|<>\n]{1,48}\|>"
+    r"|<｜[^｜<>\n]{1,48}｜>"
+    r"|\[/?(?:INST|SYSTEM_PROMPT|AVAILABLE_TOOLS|TOOL_CALLS|TOOL_RESULTS|TOOL_CONTENT|THINK"
+    r"|CALL_ID|ARGS)\]"
+    r"|<</?SYS>>"
+    r"|<(?:start|end)_of_(?:turn|image)>"
+    r"|</?(?:s|unk|pad|bos|eos|mask)>"
+    r"|</?(?:tool_call|tool_response|tools|think)>"
+)
+# Anthropic-style structure tags and role tags written as XML.
+_TAG = re.compile(
+    r"</?(?:antml:[A-Za-z_]+|function_calls|function_results|invoke|parameter|system"
+    r"|system-reminder|user|assistant|human|tool_result|tool_use|instructions)"
+    r"(?=[\s/>])[^<>\n]{0,200}>"
+)
+_ROLE = re.compile(
+    r"^[ \t>#*_-]*(?:system|user|assistant|tool|developer|human|ai|model|function"
+    r"|instruction|response)[ \t]*:",
+    re.IGNORECASE | re.MULTILINE,
+)
+_FRAMING = re.compile(
+    r"(?P<first>note)(?=\s+from\s+the\s+tool\s+runtime)"
+    r"|(?P<this>this)(?=\s+(?:is\s+a\s+temporary\s+failure|call\s+cannot\s+succeed\s+as\s+written"
+    r"|cannot\s+be\s+fixed\s+by\s+retrying|call\s+may\s+already\s+have\s+taken\s+effect))"
+    r"|(?P<service>the)(?=\s+service\s+asked\s+for\s+a\s+wait)"
+    r"|(?P<all>all)(?=\s+\d+\s+attempts\s+failed\s+with\s+a\s+temporary\s+error)"
+    r"|(?P<auto>automatic)(?=\s+retries\s+of\s)"
+    r"|(?P<check>a)(?=\s+check\s+after\s+the\s+error\s+found)"
+    r"|(?P<later>continue)(?=\s+with\s+other\s+steps\s+and\s+call\s+it\s+again\s+later)"
+    r"|(?P<stop>stop)(?=\s+using\s+\S+\s+for\s+this\s+task)"
+    r"|(?P<earlier>more)(?=\s+failed\s+calls\s+at\s+this\s+step)",
+    re.IGNORECASE,
+)
+_INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?"
+    r"(?:previous|prior|above|earlier|preceding)\s+(?:instructions|messages|prompts?|rules)"
+    r"|\bnew\s+instructions\s*:|\byou\s+are\s+now\s+(?:in\s+)?(?:developer|admin|god)\b"
+    r"|\bsystem\s+prompt\s*:",
+    re.IGNORECASE,
+)
+_SWAP = str.maketrans({"<": "‹", ">": "›", "[": "⁅", "]": "⁆"})
+
+
+@dataclass(frozen=True, slots=True)
+class Quoted:
+    """Text made safe to restate, and why it had to change (empty when it did not)."""
+
+    text: str
+    reasons: tuple[str, ...] = ()
+
+
+def _char(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char[0])
+    if code < 0x20:
+        return chr(0x2400 + code)
+    if code == 0x7F:
+        return "\u2421"
+    return f"<U+{code:04X}>"
+
+
+def _char_reason(char: str) -> str:
+    code = ord(char[0])
+    if code < 0xA0:
+        return CONTROL
+    if 0xD800 <= code <= 0xDFFF:
+        return SURROGATE
+    if char in "\u061c\u200e\u200f" or 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069:
+        return BIDI
+    return INVISIBLE
+
+
+def _sub(
+    pattern: re.Pattern[str], text: str, repl: Callable[[re.Match[str]], str], found: set[str],
+    reason: str | Callable[[str], str],
+) -> str:  # fmt: skip
+    def counted(match: re.Match[str]) -> str:
+        found.add(reason if isinstance(reason, str) else reason(match.group()))
+        return repl(match)
+
+    return pattern.sub(counted, text)
+
+
+def _swap(match: re.Match[str]) -> str:
+    return match.group().translate(_SWAP)
+
+
+def _mark(match: re.Match[str]) -> str:
+    return match.group() + " (quoted)"
+
+
+def inert(text: str, found: set[str]) -> str:
+    """Characters and tokens made inert, framing phrases left alone (for our own sentences)."""
+    out = text
+    if _CHARS.search(out):
+        out = _sub(_CHARS, out, _char, found, _char_reason)
+    if "<" in out or "[" in out:
+        out = _sub(_SPECIAL, out, _swap, found, SPECIAL_TOKEN)
+        out = _sub(_TAG, out, _swap, found, TAG)
+    return out
+
+
+def neutralise(text: str) -> Quoted:
+    """``text`` with everything that could pass for framing or control text made inert.
+
+    Role markers and instruction-like phrases are reported but left as written:
+    the note's quotation (each line behind ``> ``) is what keeps them from
+    starting a line of their own.
+    """
+    found: set[str] = set()
+    out = _sub(_FRAMING, inert(text, found), _mark, found, FRAMING)
+    if _ROLE.search(out):
+        found.add(ROLE_MARKER)
+    if _INSTRUCTION.search(out):
+        found.add(INSTRUCTION)
+    return Quoted(out, reasons_of(found))
+
+
+def reasons_of(found: set[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Reasons in a fixed order, so reports are deterministic."""
+    return tuple(r for r in _ORDER if r in found)
+
+
+def bounded(text: str, limit: int, head: int, tail: int) -> Quoted:
+    """Strip, neutralise and cap ``text``: at most ``limit`` characters plus the cut's line.
+
+    Only the parts that are shown are neutralised, so a megabyte costs no more
+    than a page; for benign text the result equals the plain cap.
+    """
+    text = text.strip()
+    if len(text) <= limit:
+        quoted = neutralise(text)
+        if len(quoted.text) <= limit:
+            return quoted
+        shown = quoted.text
+        omitted = len(shown) - head - tail
+        return Quoted(
+            f"{shown[:head]}\n[... {omitted} characters omitted ...]\n{shown[-tail:]}",
+            quoted.reasons,
+        )
+    first = neutralise(text[:head])
+    last = neutralise(text[-tail:])
+    omitted = len(text) - head - tail
+    joined = f"{first.text[:head]}\n[... {omitted} characters omitted ...]\n{last.text[-tail:]}"
+    found = set(first.reasons) | set(last.reasons)
+    if _ROLE.search(joined):
+        found.add(ROLE_MARKER)
+    return Quoted(joined, reasons_of(found))
