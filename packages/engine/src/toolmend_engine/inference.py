@@ -144,7 +144,7 @@ class LocalModel:
         The engine passes ``special=False`` for every piece of content, so that
         text a tool or a user wrote cannot open or close a turn.
         """
-        data = text.encode("utf-8")
+        data = text.encode("utf-8", "replace")
         size = len(data) + 8
         buffer = (self._lib.llama_token * size)()
         n = self._lib.llama_tokenize(self._vocab, data, len(data), buffer, size, False, special)
