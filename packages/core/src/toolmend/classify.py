@@ -17,9 +17,11 @@ schema) are removed first: the model's own query must not decide the kind.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import words
+from .codes import system_of
+from .envelope import read_envelope
 from .model import Kind
 
 __all__ = ["HEAD", "Classification", "classify_text"]
@@ -49,20 +51,46 @@ _SCHEMA_DUMP = "\n\nFailed validating '"
 
 @dataclass(frozen=True, slots=True)
 class Classification:
-    """A kind and the evidence that decided it (``None`` when nothing did)."""
+    """A kind, the evidence that decided it (``None`` when nothing did) and its rule.
+
+    ``reason`` is the span of text or the code that decided; ``basis`` names the
+    rule that read it: ``paper`` (Appendix A's words), ``word`` (wider wording),
+    ``code:<system>`` (a published code table), ``http`` (a status code),
+    ``envelope`` (a structured error body), ``retry-hint``, ``timeout`` (a
+    command's own, which stays ambiguous), ``user`` (a user rule) or ``none``.
+    """
 
     kind: Kind
     reason: str | None
+    basis: str = field(default="none", compare=False)
+
+
+def _basis(word: str) -> str:
+    if word in words.COMMON or word in words.WIDE:
+        return "paper"
+    if word in words.OWN_TIMEOUT:
+        return "timeout"
+    if word in words.EXTRA or word in words.WORDING:
+        return "word"
+    system = system_of(word)
+    return f"code:{system}" if system else "word"
+
+
+def _found(entry: tuple[Kind, str]) -> Classification:
+    return Classification(entry[0], entry[1], _basis(entry[1]))
 
 
 # One shared instance per outcome: results are frozen, and building one costs more
 # than finding the word.
 AMBIGUOUS = Classification(Kind.AMBIGUOUS, None)
-_TOOL_TIMEOUT_FOUND = Classification(Kind.AMBIGUOUS, "tool timeout")
-_RETRY_FOUND = Classification(Kind.TRANSIENT, "retry hint")
-_WIDE_FOUND = tuple(Classification(*entry) for entry in words.WIDE_MATCHER.entries)
-_COMMON_FOUND = tuple(Classification(*entry) for entry in words.COMMON_MATCHER.entries)
-_HTTP_FOUND = {code: Classification(kind, f"HTTP {code}") for code, kind in words.HTTP_KIND.items()}
+_TOOL_TIMEOUT_FOUND = Classification(Kind.AMBIGUOUS, "tool timeout", "timeout")
+_RETRY_FOUND = Classification(Kind.TRANSIENT, "retry hint", "retry-hint")
+_WIDE_FOUND = tuple(_found(entry) for entry in words.WIDE_MATCHER.entries)
+_COMMON_FOUND = tuple(_found(entry) for entry in words.COMMON_MATCHER.entries)
+_OVERRIDE_FOUND = tuple(_found(entry) for entry in words.OVERRIDE_MATCHER.entries)
+_HTTP_FOUND = {
+    code: Classification(kind, f"HTTP {code}", "http") for code, kind in words.HTTP_KIND.items()
+}
 
 
 def _exception_lines(text: str, in_frames: bool) -> list[str]:
@@ -111,6 +139,25 @@ def _scrub(region: str) -> str:
     return region
 
 
+_ENVELOPE_FOUND: dict[tuple[int, int | None], Classification] = {}
+
+
+def _from_envelope(text: str, status: int | None) -> Classification:
+    """The envelope's codes and messages decide; its status code when they do not."""
+    found = classify_text(text, wide=True)
+    if found.kind is Kind.AMBIGUOUS and status is not None and status in _HTTP_FOUND:
+        found = _HTTP_FOUND[status]
+    if found.reason is None:
+        return found
+    key = (id(found), status)
+    made = _ENVELOPE_FOUND.get(key)
+    if made is None:
+        made = Classification(found.kind, found.reason, f"envelope/{found.basis}")
+        if len(_ENVELOPE_FOUND) < 4096:
+            _ENVELOPE_FOUND[key] = made
+    return made
+
+
 def classify_text(text: str, *, wide: bool = True) -> Classification:
     """Classify an error text already judged to be a failure.
 
@@ -118,6 +165,10 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
     own rules, whose shell output quotes other programs' errors.
     """
     stripped = text.lstrip()
+    if wide and stripped[:1] == "{":
+        envelope = read_envelope(stripped)
+        if envelope is not None:
+            return _from_envelope(envelope.text, envelope.status)
     if stripped.startswith(_WRAPPED):
         if _TOOL_TIMEOUT.match(stripped):
             return _TOOL_TIMEOUT_FOUND
@@ -127,6 +178,9 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
             stripped = "ToolInvocationError: " + rest if wrapper["invoking"] else rest
     region = _scrub(_region(stripped))
     if wide:
+        index = words.OVERRIDE_MATCHER.find(region)
+        if index >= 0:
+            return _OVERRIDE_FOUND[index]
         index = words.WIDE_MATCHER.find(region)
         if index >= 0:
             return _WIDE_FOUND[index]

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .classify import AMBIGUOUS, Classification, classify_text
+from .envelope import read_envelope
 from .model import Kind, Source
 
 __all__ = ["AGENTS", "Verdict", "agent_of", "inspect", "is_error_text", "text_of"]
@@ -165,6 +166,9 @@ _GENERIC_PREFIXES = (
     "error:",
     "Error executing tool",
     "MCP error ",
+    "Database error:",
+    "Parse error near line ",
+    "fatal: ",
     "An error occurred while running the tool",
     "Traceback (most recent call last):",
     "HTTP Error",
@@ -195,6 +199,13 @@ _NAMED_START = re.compile(
 _NUMBERED_START = re.compile(
     r"\d{3} (?:Client|Server) Error:|\d+ validation errors? for |\[Errno -?\d+\] "
 )
+# A program's own error line ("psql: error: ...", "curl: (7) ..."), psql's "ERROR:  "
+# at a line start, an MCP client's request timeout, an HTTP status line of a failure.
+_PROGRAM_START = re.compile(
+    r"[\w.-]{1,32}: (?:error|ERROR|fatal|FATAL)[: ]|[\w.-]{1,32}: \(\d+\) |npm (?:error|ERR!) "
+    r"|Request '[\w/]+' timed out|HTTP/\d(?:\.\d)? [45]\d\d "
+)
+_PSQL_ERROR = re.compile(r"^(?:psql:[^\n]*?: )?ERROR:  ", re.M)
 _JSON_ERROR = re.compile(r'\{\s*"error"\s*:\s*(?:\{|"[^"])')
 _BARE_EXCEPTION = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\s*")
 # jsonschema's ValidationError: a one-line message, then the failed check.
@@ -241,6 +252,8 @@ def is_error_text(text: str) -> bool:
     if first == "{":
         return _JSON_ERROR.match(stripped) is not None or _jsonrpc_error(stripped)
     head = stripped[:_START_WINDOW]
+    if _PROGRAM_START.match(head) or ("ERROR:  " in stripped and _PSQL_ERROR.search(stripped)):
+        return True
     if first.isdigit() or first == "[":
         if _NUMBERED_START.match(head):
             return True
@@ -265,10 +278,25 @@ def _mcp_text(obj: Mapping[str, Any], text: str) -> str:
     return found if found else text
 
 
+# A flagged command's output whose first line is the error: a program's own prefix
+# ("curl: (7) ...", "fatal: ...", "npm error code E404"), with at most an exit-code line
+# after the message; a test run or build log that quotes other errors is not one.
+_PROGRAM_ERROR = re.compile(
+    r"(?:[\w.-]{1,32}: (?:\(\d+\) |\*\*\* |[Ee]rror|fatal|FATAL)|fatal: |npm (?:error|ERR!) )"
+)
+_EXIT_LINE = re.compile(r"\n(?:Exit code:? -?\d+|Process exited with code -?\d+)\s*$")
+
+
+def _error_shaped(text: str) -> bool:
+    """Whether a flagged text is itself an error message, so the wider words apply."""
+    body = _EXIT_LINE.sub("", text.strip())
+    if len(body) <= _ONE_LINE and "\n" not in body:
+        return True
+    return _PROGRAM_ERROR.match(body) is not None
+
+
 def _flagged(text: str, rule: str, agent: str | None) -> Verdict:
-    wide = agent is None and (
-        is_error_text(text) or (len(text) <= _ONE_LINE and "\n" not in text.strip())
-    )
+    wide = agent is None and (is_error_text(text) or _error_shaped(text))
     found = classify_text(text, wide=wide)
     return _failed(found, rule, _FLAG)
 
@@ -302,8 +330,12 @@ def inspect(
     is_error: bool | None = None,
     status: str | None = None,
     client: str | None = None,
+    tool: str | None = None,
 ) -> Verdict:
-    """Judge one tool result.  Never raises: unreadable content is not a failure."""
+    """Judge one tool result.  Never raises: unreadable content is not a failure.
+
+    ``tool`` names the tool that produced it, for user rules scoped to a tool.
+    """
     try:
         return _inspect(content, is_error, status, client)
     except Exception:
@@ -328,6 +360,8 @@ def _inspect(content: Any, is_error: Any, status: Any, client: Any) -> Verdict:
         flagged = _json_flag(text, stripped)
         if flagged is not None:
             return flagged
+        if not is_error_text(stripped) and read_envelope(stripped) is not None:
+            return _failed(classify_text(text, wide=True), "envelope", _GENERIC)
     if agent is not None:
         rule = _agent_rule(agent, text)
         if rule is None:

@@ -5,7 +5,7 @@ chosen.  The form comes from the request field ``tool_errors``, else from the
 server option, else it is ``off``.  The report goes to the response header
 ``X-Tool-Errors`` in the core's one-line form (``Report.header()``):
 
-    failed=<index>:<tool>:<kind>:<rule>[,...]; form=<form>; changed=<true|false>
+    failed=<index>:<tool>:<kind>:<rule>[,...]; form=<form>; changed=<true|false>[; neutralised=<n>]
 
 ``failed=none`` when nothing failed.  The value is printable ASCII on one line
 and at most ``HEADER_LIMIT`` characters: tool names are reduced to

@@ -1,0 +1,110 @@
+"""Real-world classification: accuracy per family on the real-world corpus, and cost.
+
+Usage: ./dev python bench/realworld.py [--split test|dev|train|all] [--rows]
+
+For each labelled failure the outcome is *correct* (the kind equals the label;
+for an ``ambiguous`` label, no guidance), *wrong* (guidance of another kind) or
+*silent* (no guidance where the label asks for some).  Clean rows count as false
+positives when toolmend judges them failed with guidance (``fp``) or failed at
+all (``flagged``).  The cost is the median time of ``toolmend.inspect`` per
+result under 1 KB, over every row of the corpus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "corpus" / "realworld"))
+
+import split as corpus  # noqa: E402
+
+import toolmend  # noqa: E402
+
+GUIDED = {"transient", "fixable", "unrecoverable"}
+
+
+def judge(row: dict[str, Any]) -> tuple[str, toolmend.Verdict]:
+    flag = row.get("is_error")
+    verdict = toolmend.inspect(
+        row["content"], is_error=flag if flag is True else None, tool=row.get("tool")
+    )
+    predicted = verdict.kind.value if verdict.failed and verdict.kind else None
+    label = row["label"]
+    if label == "clean":
+        if predicted in GUIDED:
+            return "fp", verdict
+        return ("flagged" if verdict.failed else "ok"), verdict
+    if label == "ambiguous":
+        return ("wrong" if predicted in GUIDED else "correct"), verdict
+    if predicted == label:
+        return "correct", verdict
+    return ("wrong" if predicted in GUIDED else "silent"), verdict
+
+
+def cost(rows: list[dict[str, Any]]) -> float:
+    small = [r for r in rows if len(r["content"]) < 1024]
+    times = []
+    for row in small:
+        flag = row.get("is_error") is True or None
+        best = float("inf")
+        for _ in range(5):
+            start = time.perf_counter_ns()
+            for _ in range(20):
+                toolmend.inspect(row["content"], is_error=flag, tool=row.get("tool"))
+            best = min(best, (time.perf_counter_ns() - start) / 20)
+        times.append(best / 1000)
+    return statistics.median(times)
+
+
+def table(rows: list[dict[str, Any]], show: bool) -> None:
+    per: dict[str, Counter[str]] = defaultdict(Counter)
+    for row in rows:
+        outcome, verdict = judge(row)
+        per[row["family"]][outcome] += 1
+        per[row["family"]]["clean" if row["label"] == "clean" else "failures"] += 1
+        if show and outcome in ("wrong", "silent", "fp", "flagged"):
+            got = verdict.kind.value if verdict.failed and verdict.kind else "clean"
+            print(f"{outcome:7} {row['label']:13} got {got:13} {row['id']}: "
+                  f"{row['content'][:150]!r}")  # fmt: skip
+    total: Counter[str] = Counter()
+    print("| family | failures | correct | wrong | silent | clean | fp | flagged |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for family in sorted(per):
+        c = per[family]
+        total.update(c)
+        print(_line(family, c))
+    print(_line("**all**", total))
+
+
+def _line(name: str, c: Counter[str]) -> str:
+    f, k = c["failures"], c["clean"]
+
+    def pct(n: int, d: int) -> str:
+        return f"{100 * n / d:.1f}%" if d else "-"
+
+    return (
+        f"| {name} | {f} | {pct(c['correct'], f)} | {pct(c['wrong'], f)} | {pct(c['silent'], f)}"
+        f" | {k} | {pct(c['fp'], k)} | {pct(c['fp'] + c['flagged'], k)} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--split", default="test", choices=["train", "dev", "test", "all"])
+    parser.add_argument("--rows", action="store_true", help="list every miss")
+    args = parser.parse_args()
+    rows = list(corpus.rows()) if args.split == "all" else corpus.split_rows(args.split)
+    print(f"Real-world corpus, split {args.split}: {len(rows)} rows")
+    table(rows, args.rows)
+    print(f"\nmedian inspect() per result under 1 KB: {cost(list(corpus.rows())):.2f} µs")
+
+
+if __name__ == "__main__":
+    main()

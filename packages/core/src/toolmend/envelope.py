@@ -1,0 +1,131 @@
+"""Structured error bodies: what a JSON result says about its own success.
+
+Many tools pass an API's body through as a normal result, so the error is in
+the envelope rather than in a flag: Slack's ``{"ok": false, "error":
+"ratelimited"}``, GraphQL's ``errors`` with ``data: null``, RFC 9457
+problem+json, Google's ``error.status``, FastAPI's ``detail`` list, GitHub's
+``message`` with ``documentation_url``.  The envelope decides whether the
+result failed (only where its own fields say so: ``"error": null``,
+``"errors": []`` and ``"ok": true`` are successes) and which of its fields carry
+the codes and the message that classification reads, codes first.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Envelope", "read_envelope"]
+
+_LIMIT = 256 * 1024
+_HINTS = (
+    '"error', '"ok"', '"success"', '"status"', '"detail"', '"__type"', '"documentation_url"',
+    '"fault"', '"code"',
+)  # fmt: skip
+_CODE_KEYS = ("code", "type", "status", "reason", "error_code", "errorCode", "__type", "title")
+_TEXT_KEYS = ("message", "error_description", "detail", "msg", "description", "error_message")
+_ERROR_KEYS = frozenset(
+    {"error", "errors", "message", "code", "status", "statusCode", "status_code", "ok", "type",
+     "title", "detail", "error_description", "error_code", "errorCode", "request_id", "requestId",
+     "documentation_url", "details", "reason", "timestamp", "path", "instance", "success",
+     "warning", "response_metadata", "needed", "provided", "retry_after", "retryAfter"}
+)  # fmt: skip
+_OK_STATUS = frozenset({"ok", "OK", "success", "succeeded", "SUCCESS", "UP", 200, 201, 202, 204})
+_FAILED_STATUS = frozenset({"error", "fail", "failed", "failure", "ERROR", "FAILED", "FAILURE"})
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """A JSON body that reports a failure: its status code and the text to classify."""
+
+    status: int | None
+    text: str
+
+
+def _status(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and 400 <= value <= 599:
+        return value
+    if isinstance(value, str) and value.isdigit() and 400 <= int(value) <= 599:
+        return int(value)
+    return None
+
+
+def _signals(value: Any, out: list[str], depth: int = 0) -> None:
+    """Codes, then messages, of an error value (a string, an object or a list of them)."""
+    if depth > 3 or len(out) > 24:
+        return
+    if isinstance(value, str):
+        out.append(value[:500])
+    elif isinstance(value, Mapping):
+        for key in _CODE_KEYS:
+            item = value.get(key)
+            if isinstance(item, str | int) and not isinstance(item, bool):
+                out.append(str(item))
+        for key in ("extensions", "error", "errors", "details", "fault"):
+            if key in value:
+                _signals(value[key], out, depth + 1)
+        for key in _TEXT_KEYS:
+            item = value.get(key)
+            if isinstance(item, str):
+                out.append(item[:500])
+            elif isinstance(item, list | Mapping):
+                _signals(item, out, depth + 1)
+    elif isinstance(value, list):
+        for item in value[:8]:
+            _signals(item, out, depth + 1)
+
+
+def _failed(obj: Mapping[str, Any]) -> bool:
+    status = obj.get("status")
+    if obj.get("ok") is True or obj.get("success") is True or status in _OK_STATUS:
+        return False
+    if obj.get("ok") is False or obj.get("success") is False:
+        return any(k in obj for k in ("error", "errors", "message", "code", "reason", "detail"))
+    if isinstance(status, str) and status in _FAILED_STATUS:
+        return True
+    errors = obj.get("errors")
+    if isinstance(errors, list) and errors and all(isinstance(e, Mapping | str) for e in errors):
+        return obj.get("data", None) is None or "message" in str(errors[0])
+    error = obj.get("error")
+    if error not in (None, False, "", {}, []) and isinstance(error, str | Mapping):
+        return set(obj) <= _ERROR_KEYS
+    if isinstance(obj.get("fault"), Mapping) or "__type" in obj:
+        return True
+    if "documentation_url" in obj and isinstance(obj.get("message"), str):
+        return True
+    for key in ("status", "statusCode", "status_code", "code"):
+        if _status(obj.get(key)) is not None and any(
+            k in obj for k in ("message", "title", "detail", "error")
+        ):
+            return True
+    detail = obj.get("detail")
+    return isinstance(detail, list) and any(isinstance(d, Mapping) and "msg" in d for d in detail)
+
+
+def read_envelope(text: str) -> Envelope | None:
+    """The failure a JSON object reports about itself, or ``None`` (not JSON, or a success)."""
+    stripped = text.strip()
+    if not stripped.startswith("{") or len(stripped) > _LIMIT:
+        return None
+    head = stripped[:2048]
+    if not any(hint in head for hint in _HINTS):
+        return None
+    try:
+        obj = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, Mapping) or not _failed(obj):
+        return None
+    status = None
+    for key in ("status", "statusCode", "status_code", "code", "httpStatus"):
+        status = status or _status(obj.get(key))
+    error = obj.get("error")
+    if isinstance(error, Mapping):
+        status = status or _status(error.get("code")) or _status(error.get("status"))
+    out: list[str] = []
+    _signals(obj, out)
+    return Envelope(status, "\n".join(dict.fromkeys(s for s in out if s)))
