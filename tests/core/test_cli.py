@@ -35,12 +35,18 @@ def test_classify_lines_in_order_with_malformed_lines() -> None:
     code, out, _ = run(["classify"], text)
     assert code == 0
     rows = [json.loads(line) for line in out.splitlines()]
-    assert rows[0] == {"failed": True, "kind": "transient", "rule": "generic"}
+    assert rows[0] == {
+        "failed": True,
+        "kind": "transient",
+        "rule": "generic",
+        "evidence": {"rule": "paper", "span": "Too Many Requests"},
+    }
     assert rows[1] == {"failed": False, "kind": None, "rule": None}
     assert (rows[2]["failed"], rows[2]["kind"], rows[2]["rule"]) == (False, None, None)
     assert rows[2]["error"].startswith("invalid JSON")
-    assert rows[3] == {"failed": True, "kind": "ambiguous", "rule": "is_error"}
-    assert rows[4] == {"failed": True, "kind": "ambiguous", "rule": "status"}
+    none = {"rule": "none", "span": None}
+    assert rows[3] == {"failed": True, "kind": "ambiguous", "rule": "is_error", "evidence": none}
+    assert rows[4] == {"failed": True, "kind": "ambiguous", "rule": "status", "evidence": none}
     assert rows[5] == {"failed": False, "kind": None, "rule": None, "error": "not a JSON object"}
     assert rows[6] == {
         "failed": False,
@@ -48,7 +54,7 @@ def test_classify_lines_in_order_with_malformed_lines() -> None:
         "rule": None,
         "error": "content must be a string or a list of text parts",
     }
-    assert rows[7] == {"failed": True, "kind": "ambiguous", "rule": "qwen-exit"}
+    assert rows[7] == {"failed": True, "kind": "ambiguous", "rule": "qwen-exit", "evidence": none}
     assert rows[8] == {"failed": False, "kind": None, "rule": None}
     assert len(rows) == 9
 
@@ -146,6 +152,7 @@ def test_console_script_end_to_end() -> None:
     assert proc.stderr == ""
     assert (
         proc.stdout.splitlines()[0]
-        == '{"failed": true, "kind": "unrecoverable", "rule": "generic"}'
+        == '{"failed": true, "kind": "unrecoverable", "rule": "generic", '
+        '"evidence": {"rule": "word", "span": "PermissionError"}}'
     )
     assert json.loads(proc.stdout.splitlines()[1])["failed"] is False

@@ -18,6 +18,7 @@ from .guidance import (
     runtime_note,
 )
 from .model import Detection, Form, Kind, Report, Source
+from .rules import Rule, Rules, load_rules, set_rules
 
 __all__ = [
     "GUIDANCE",
@@ -29,6 +30,8 @@ __all__ = [
     "Note",
     "Report",
     "Rewrite",
+    "Rule",
+    "Rules",
     "Source",
     "Verdict",
     "cap_error",
@@ -36,8 +39,10 @@ __all__ = [
     "compose_note",
     "format_arguments",
     "inspect",
+    "load_rules",
     "rewrite",
     "runtime_note",
+    "set_rules",
 ]
 
 # -- retry, guard, exceptions (issue 3) --

@@ -1,7 +1,10 @@
 """``toolmend`` command line: classify tool messages, rewrite requests, mine contracts.
 
 The output formats are a stable contract that other tooling parses: one JSON
-line per input line for ``classify``, one JSON document for ``rewrite``.
+line per input line for ``classify``, one JSON document for ``rewrite``.  Fields
+are only ever added: ``classify`` adds ``evidence`` (the classification rule and
+the span or code that decided) to a failed result.  ``--rules FILE`` (both
+commands) loads user rules, checked before the built-in ones.
 """
 
 from __future__ import annotations
@@ -14,11 +17,12 @@ from typing import Any, TextIO
 
 from .detect import inspect
 from .forms import rewrite
+from .rules import Rules, load_rules
 
 __all__ = ["main"]
 
 
-def _classify_line(line: str) -> dict[str, Any]:
+def _classify_line(line: str, rules: Rules | None = None) -> dict[str, Any]:
     try:
         message = json.loads(line)
     except ValueError as exc:
@@ -36,25 +40,31 @@ def _classify_line(line: str) -> dict[str, Any]:
     is_error = message.get("is_error")
     status = message.get("status")
     client = message.get("client")
+    tool = message.get("tool", message.get("name"))
     verdict = inspect(
         content,
         is_error=is_error if isinstance(is_error, bool) else None,
         status=status if isinstance(status, str) else None,
         client=client if isinstance(client, str) else None,
+        tool=tool if isinstance(tool, str) else None,
+        rules=rules,
     )
-    return {
+    out: dict[str, Any] = {
         "failed": verdict.failed,
         "kind": verdict.kind.value if verdict.kind else None,
         "rule": verdict.rule,
     }
+    if verdict.failed:
+        out["evidence"] = {"rule": verdict.basis or "none", "span": verdict.reason}
+    return out
 
 
-def classify(stdin: TextIO, stdout: TextIO) -> int:
+def classify(stdin: TextIO, stdout: TextIO, rules: Rules | None = None) -> int:
     for line in stdin:
         if not line.strip():
             continue
         try:
-            result = _classify_line(line)
+            result = _classify_line(line, rules)
         except Exception as exc:  # the contract: a result per line, never a traceback
             result = {"failed": False, "kind": None, "rule": None, "error": repr(exc)}
         stdout.write(json.dumps(result) + "\n")
@@ -72,7 +82,9 @@ def _rewrite(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Te
     if not isinstance(body, Mapping) or key not in body:
         stderr.write(f'toolmend rewrite: expected a JSON object with "{key}"\n')
         return 2
-    result = rewrite(body[key], args.form, format=args.format, client=args.client)
+    result = rewrite(
+        body[key], args.form, format=args.format, client=args.client, rules=args.loaded_rules
+    )
     out = {key: result.messages, "report": result.report.to_dict()}
     stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
     return 0
@@ -83,8 +95,10 @@ def _parser() -> argparse.ArgumentParser:
         prog="toolmend", description="Recover LLM agents from failed tool calls."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("classify", help="classify tool messages: JSON Lines in, JSON Lines out")
+    cl = sub.add_parser("classify", help="classify tool messages: JSON Lines in, JSON Lines out")
+    cl.add_argument("--rules", default=None, help="a JSON file of user rules")
     rw = sub.add_parser("rewrite", help="apply a delivery form to a request body on stdin")
+    rw.add_argument("--rules", default=None, help="a JSON file of user rules")
     rw.add_argument("--form", required=True, choices=["off", "c0", "c1", "c2", "c3", "c4"])
     rw.add_argument("--format", default="openai", choices=["openai", "responses", "anthropic"])
     rw.add_argument("--client", default=None, help="User-Agent that selects agent rules")
@@ -109,8 +123,13 @@ def main(
         code: int = contracts_main(args_list[1:], stdin, stdout)
         return code
     args = _parser().parse_args(args_list)
+    try:
+        args.loaded_rules = load_rules(args.rules) if args.rules else None
+    except (OSError, ValueError, TypeError) as exc:
+        stderr.write(f"toolmend {args.command}: cannot use the rules file: {exc}\n")
+        return 2
     if args.command == "classify":
-        return classify(stdin, stdout)
+        return classify(stdin, stdout, args.loaded_rules)
     return _rewrite(args, stdin, stdout, stderr)
 
 

@@ -18,12 +18,13 @@ import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .classify import AMBIGUOUS, Classification, classify_text
 from .envelope import read_envelope
 from .model import Kind, Source
+from .rules import Rules, current_rules
 
 __all__ = ["AGENTS", "Verdict", "agent_of", "inspect", "is_error_text", "text_of"]
 
@@ -45,6 +46,8 @@ class Verdict:
     reason: str | None = None
     guidance: str | None = None
     """Overrides the kind's sentence, e.g. verify-first for a write that may have landed."""
+    basis: str | None = field(default=None, compare=False)
+    """Which classification rule read ``reason`` (see ``Classification.basis``)."""
 
 
 CLEAN = Verdict(False)
@@ -61,7 +64,7 @@ def _failed(found: Classification, rule: str, source: Source) -> Verdict:
     """
     made = _MADE.get((id(found), rule))
     if made is None or made[0] is not found:
-        made = (found, Verdict(True, found.kind, rule, source, found.reason))
+        made = (found, Verdict(True, found.kind, rule, source, found.reason, None, found.basis))
         if len(_MADE) < 4096:
             _MADE[(id(found), rule)] = made
     return made[1]
@@ -298,6 +301,12 @@ def _error_shaped(text: str) -> bool:
 def _flagged(text: str, rule: str, agent: str | None) -> Verdict:
     wide = agent is None and (is_error_text(text) or _error_shaped(text))
     found = classify_text(text, wide=wide)
+    if not wide and agent is None and found.kind is Kind.AMBIGUOUS:
+        first = text.strip().split("\n", 1)[0]
+        if len(first) <= _ONE_LINE:
+            head = classify_text(first, wide=True)
+            if head.kind is not Kind.AMBIGUOUS:
+                found = head
     return _failed(found, rule, _FLAG)
 
 
@@ -331,18 +340,48 @@ def inspect(
     status: str | None = None,
     client: str | None = None,
     tool: str | None = None,
+    rules: Rules | None = None,
 ) -> Verdict:
     """Judge one tool result.  Never raises: unreadable content is not a failure.
 
-    ``tool`` names the tool that produced it, for user rules scoped to a tool.
+    ``tool`` names the tool that produced it, for user rules scoped to a tool;
+    ``rules`` are checked first (default: those installed with ``set_rules``).
     """
     try:
+        chosen = rules if rules is not None else current_rules()
+        if chosen:
+            verdict = _user_rule(content, is_error, status, chosen, tool)
+            if verdict is not None:
+                return verdict
         return _inspect(content, is_error, status, client)
     except Exception:
         log.warning("toolmend: tool result not understood; left alone", exc_info=True)
         if is_error is True or status == "error":
             return _failed(AMBIGUOUS, "is_error" if is_error is True else "status", _FLAG)
         return CLEAN
+
+
+def _user_rule(
+    content: Any, is_error: Any, status: Any, rules: Rules, tool: str | None
+) -> Verdict | None:
+    text = content if type(content) is str else text_of(content)
+    if text is None:
+        return None
+    found = rules.match(text, tool)
+    if found is None:
+        return None
+    if found.kind is None:
+        return CLEAN
+    flag = "is_error" if is_error is True else "status" if status == "error" else None
+    return Verdict(
+        True,
+        found.kind,
+        flag or "user",
+        _FLAG if flag else _GENERIC,
+        found.span,
+        None,
+        f"user:{found.name}",
+    )
 
 
 def _inspect(content: Any, is_error: Any, status: Any, client: Any) -> Verdict:

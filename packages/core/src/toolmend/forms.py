@@ -20,6 +20,7 @@ from .codecs import CODECS, Edits, Entry, NotUnderstood, View
 from .detect import Verdict, inspect, text_of
 from .guidance import STEP_LIMIT, compose_note, guidance_for, join_notes, notes_left_out
 from .model import Detection, Form, Kind, Report, Source
+from .rules import Rules
 
 __all__ = ["Rewrite", "decision_step", "rewrite"]
 
@@ -44,7 +45,10 @@ class _Failure:
 
 
 def _detect(
-    view: View, client: str | None, recorded: Mapping[str, Verdict] | None
+    view: View,
+    client: str | None,
+    recorded: Mapping[str, Verdict] | None,
+    rules: Rules | None = None,
 ) -> list[tuple[Entry, Detection]]:
     assistant = view.tail[0]
     calls = {c.id: c for c in assistant.calls if c.id is not None}
@@ -55,13 +59,18 @@ def _detect(
         verdict = None
         if recorded is not None and entry.call_id is not None:
             verdict = recorded.get(entry.call_id)
+        call = calls.get(entry.call_id) if entry.call_id is not None else None
         if verdict is None:
             verdict = inspect(
-                entry.content, is_error=entry.is_error, status=entry.status, client=client
+                entry.content,
+                is_error=entry.is_error,
+                status=entry.status,
+                client=client,
+                tool=entry.name or (call.name if call else None),
+                rules=rules,
             )
         if not verdict.failed or verdict.kind is None or verdict.rule is None:
             continue
-        call = calls.get(entry.call_id) if entry.call_id is not None else None
         detection = Detection(
             index=entry.position,
             tool_name=entry.name or (call.name if call else None),
@@ -73,6 +82,7 @@ def _detect(
             source=verdict.source or Source.FLAG,
             reason=verdict.reason,
             guidance=verdict.guidance or guidance_for(verdict.kind),
+            basis=verdict.basis,
         )
         found.append((entry, detection))
     return found
@@ -84,13 +94,14 @@ def decision_step(
     format: str = "openai",
     client: str | None = None,
     recorded: Mapping[str, Verdict] | None = None,
+    rules: Rules | None = None,
 ) -> tuple[Detection, ...]:
     """The failed tool results at the decision step, without rewriting anything."""
     try:
         view = CODECS[format].view(messages)
         if not view.tail:
             return ()
-        return tuple(d for _, d in _detect(view, client, recorded))
+        return tuple(d for _, d in _detect(view, client, recorded, rules))
     except Exception:
         log.warning("toolmend: conversation not understood; nothing detected", exc_info=True)
         return ()
@@ -103,6 +114,7 @@ def rewrite(
     format: str = "openai",
     client: str | None = None,
     recorded: Mapping[str, Verdict] | None = None,
+    rules: Rules | None = None,
 ) -> Rewrite:
     """Apply ``form`` to the decision step of ``messages``.
 
@@ -110,6 +122,8 @@ def rewrite(
     items) or ``anthropic`` (Messages).  ``recorded`` maps call ids to verdicts an
     adapter already holds (from the exception itself), which take precedence
     over reading the text.  ``client`` is the User-Agent that selects agent rules.
+    ``rules`` are user rules checked before the built-in ones (default: those
+    installed with :func:`toolmend.set_rules`).
     """
     try:
         chosen = Form.parse(form)
@@ -117,7 +131,7 @@ def rewrite(
         report = Report((), Form.OFF, False, (f"unknown form {form!r}; left unchanged",))
         return Rewrite(messages, report)
     try:
-        result = _rewrite(messages, chosen, format, client, recorded)
+        result = _rewrite(messages, chosen, format, client, recorded, rules)
     except Exception as exc:
         reason = str(exc) if isinstance(exc, NotUnderstood | KeyError) else repr(exc)
         log.warning("toolmend: conversation not understood (%s); left unchanged", reason)
@@ -147,6 +161,7 @@ def _rewrite(
     format: str,
     client: str | None,
     recorded: Mapping[str, Verdict] | None,
+    rules: Rules | None = None,
 ) -> Rewrite:
     codec = CODECS.get(format)
     if codec is None:
@@ -154,7 +169,7 @@ def _rewrite(
     view = codec.view(messages)
     if not view.tail:
         return Rewrite(messages, Report((), form, False, ("no assistant turn: no decision step",)))
-    found = _detect(view, client, recorded)
+    found = _detect(view, client, recorded, rules)
     detections = tuple(d for _, d in found)
     skipped: list[str] = []
     if form is Form.OFF:

@@ -75,6 +75,8 @@ class Detection:
     guidance: str | None = None
     neutralised: tuple[str, ...] = ()
     """Why the tool text restated in the note had to be neutralised (empty: it did not)."""
+    basis: str | None = field(default=None, compare=False)
+    """The classification rule that read ``reason`` (``paper``, ``code:<system>``, ``http``...)."""
 
     def to_dict(self) -> dict[str, Any]:
         extra: dict[str, Any] = {"neutralised": list(self.neutralised)} if self.neutralised else {}
@@ -88,6 +90,7 @@ class Detection:
             "rule": self.rule,
             "source": self.source.value,
             "reason": self.reason,
+            "basis": self.basis,
             "guidance": self.guidance,
             **extra,
         }

@@ -119,7 +119,8 @@ EXTRA: Mapping[str, Kind] = {
 # and dev splits): each names a condition whose next action is not in doubt.
 WORDING: Mapping[str, Kind] = {
     **dict.fromkeys(
-        ["nvalid credentials", "nvalid token", "nvalid_token", "nvalid_grant", "nvalid_client",
+        ["not a public address", "not in the allowed domains", "nvalid credentials",
+         "nvalid token", "nvalid_token", "nvalid_grant", "nvalid_client",
          "nvalid access token", "nvalid authentication", "uthentication required",
          "uthentication failed", "equires authentication", "ogin required", "not logged in",
          "need auth", "ncorrect or missing password", "nsufficient permission",
@@ -130,7 +131,9 @@ WORDING: Mapping[str, Kind] = {
         ["network timeout", "Couldn't connect to server", "Failed to connect to",
          "Empty reply from server", "overloaded", "upstream connect error",
          "reset before headers", "no healthy upstream", "Gateway Time-out",
-         "emporarily", "currently unavailable", "is unavailable", "Lock wait timeout"], T),
+         "emporarily", "currently unavailable", "is unavailable", "Lock wait timeout",
+         "Connect call failed", "connection attempts failed", "due to a connection issue",
+         "aborted due to timeout", "timeout of ", "failed to connect to all addresses"], T),
     **dict.fromkeys(
         ["Invalid ", "nknown option", "nknown flag", "nknown command",
          "nknown argument", "nknown field", "nknown parameter", "nknown column", "nknown property",
@@ -144,7 +147,16 @@ WORDING: Mapping[str, Kind] = {
          "Missing script", "issing argument", "issing parameter", "No matching version",
          "Cannot find module", "ModuleNotFoundError", "No module named", "SyntaxError",
          "NameError", "ReferenceError", "IndentationError", "Expected ",
-         "too long", 'relation "', 'column "', "bad revision", "unknown revision"], F),
+         "too long", 'relation "', 'column "', "bad revision", "unknown revision",
+         "is ambiguous", "ambiguous argument", "nt out of range", "current transaction is aborted",
+         "occurrences found", "could not find the string", "failed to match", "ultiple matches",
+         "must read the file", "String to replace not found", "not found in file",
+         "No edits made", "command not found", "strict mode violation", "Unable to locate element",
+         "not interactable", "Could not parse", "malformed object name", "has no upstream branch",
+         "missing separator", "undefined reference to", "Cannot index", "Unknown command",
+         "nknown encoding", "is unknown", "must be of type", "Failed to parse", "cannot have body",
+         "has more than one primary key", "duplicate column name", "may not be modified",
+         "values were supplied", "Cannot add a", "only use this tool with a correct input"], F),
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
@@ -158,7 +170,7 @@ CODES: Mapping[str, Kind] = code_kinds()
 # HTTP statuses whose next action is clear; 404, 409, 410 and the rest stay ambiguous.
 HTTP_KIND: Mapping[int, Kind] = {
     400: F, 401: U, 402: U, 403: U, 407: U, 408: T, 422: F,
-    429: T, 500: T, 502: T, 503: T, 504: T, 529: T,
+    429: T, 500: T, 502: T, 503: T, 504: T, 520: T, 521: T, 522: T, 524: T, 529: T,
 }  # fmt: skip
 
 _PRIORITY = {A: 0, U: 1, T: 2, F: 3}
@@ -287,7 +299,7 @@ _STATUS_NUMBER = re.compile("(?:" + "|".join(sorted(_HTTP_RANK)) + r")(?<![\d.]\
 _STATUS_BEFORE_REVERSED = re.compile(
     r" rorrE PTTH| :edoc rorrE| (?:(?:\d\.)?\d/)?PTTH|' rorre (?:tneilC|revreS)"
     r"| ?[=:](?:edo[Cc][ _]?)?sutat[Ss]| (?:edo[Cc] )?sutat[Ss]| (?::rorre )?denruter"
-    r"| htiw (?:dednopser|deliaf)"
+    r"| htiw (?:dednopser|deliaf)| rorrEpttH<?| :edoc esnopser PTTH| edoc rorrE"
     r"|[\"']? ?: ?[\"'](?:(?:edo[Cc]_?)?sutats|edoc)[\"']"
 )
 _STATUS_AFTER = re.compile(r" (?:Client|Server) Error\b")

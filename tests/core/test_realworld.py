@@ -1,0 +1,288 @@
+"""The real-world corpus: its shape, its split, and exact verdicts on texts of every family.
+
+The texts are read from ``corpus/realworld`` by id, so each case is a real text
+(triggered here or quoted from a public report); the expectations are the kind,
+the detection rule, and the evidence (classification rule and span).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolmend
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus" / "realworld"
+sys.path.insert(0, str(CORPUS))
+import split  # noqa: E402
+
+ROWS = {row["id"]: row for row in split.rows()}
+KEYS = {"id", "family", "group", "origin", "source", "tool", "is_error", "content", "label", "why"}
+
+
+def test_the_corpus_is_large_varied_and_well_formed() -> None:
+    rows = list(split.rows())
+    assert len(rows) >= 1500
+    assert len(ROWS) == len(rows)
+    families = Counter(r["family"] for r in rows)
+    assert len(families) >= 12
+    for row in rows:
+        assert set(row) >= KEYS, row["id"]
+        assert row["label"] in split.LABELS, row["id"]
+        assert row["source"].startswith(("local:", "https://")), row["id"]
+        if row.get("hard"):
+            assert row.get("check"), row["id"]
+
+
+def test_the_split_is_by_origin() -> None:
+    rows = list(split.rows())
+    table = split.assignment(rows)
+    by_group: dict[str, set[str]] = {}
+    for (_, group), name in table.items():
+        by_group.setdefault(group, set()).add(name)
+    assert all(len(names) == 1 for names in by_group.values())
+    sizes = Counter(table[r["family"], r["group"]] for r in rows)
+    assert set(sizes) == {"train", "dev", "test"}
+    assert sizes["test"] >= 300
+
+
+CASES = [
+    (
+        "agents-reported/crewai-delegate-missing-context",
+        "fixable",
+        "is_error",
+        "paper",
+        "validation error",
+    ),
+    (
+        "agents-reported/langchain-slider-field-required",
+        "fixable",
+        "is_error",
+        "word",
+        "ValidationError",
+    ),
+    ("agents-reported/langchainjs-axios-401", "unrecoverable", "is_error", "http", "HTTP 401"),
+    (
+        "browsers/pw-goto-webkit-could-not-connect",
+        "transient",
+        "is_error",
+        "code:errno",
+        "Connection refused",
+    ),
+    ("browsers/loculus-strict-mode-links", "fixable", "is_error", "word", "strict mode violation"),
+    ("browsers/wechaty-nav-timeout-exceeded", "transient", "is_error", "paper", "TimeoutError"),
+    (
+        "clean/slack-auth-test-err",
+        "unrecoverable",
+        "generic",
+        "envelope/code:slack",
+        "invalid_auth",
+    ),
+    (
+        "clean/slack-conversations-members-err",
+        "fixable",
+        "generic",
+        "envelope/code:slack",
+        "invalid_cursor",
+    ),
+    ("clean/gql-unknown-argument-idx", "fixable", "envelope", "envelope/word", "nknown argument"),
+    ("clean/aws-logs-get-events-with-error-lines", None, None, None, None),
+    ("cli/curl/refused", "transient", "is_error", "word", "Failed to connect to"),
+    ("cli/curl/fail-503", "transient", "is_error", "http", "HTTP 503"),
+    ("cli/curl/fail-401", "unrecoverable", "is_error", "http", "HTTP 401"),
+    ("cloud/s3-access-denied", "unrecoverable", "is_error", "word", "AccessDenied"),
+    ("cloud/s3-slowdown", "transient", "is_error", "word", "SlowDown"),
+    ("cloud/s3-head-403-nobody", "unrecoverable", "is_error", "paper", "Forbidden"),
+    ("cloud-reported/aws-js-emr-throttling", "transient", "is_error", "code:aws", "Throttling"),
+    (
+        "cloud-reported/fargate-runtask-throttling-json",
+        "transient",
+        "is_error",
+        "envelope/code:aws",
+        "Throttling",
+    ),
+    (
+        "cloud-reported/okta-iam-invalid-client-token",
+        "unrecoverable",
+        "is_error",
+        "word",
+        "InvalidClientTokenId",
+    ),
+    (
+        "coding-agents/claude-code-string-not-found-2025",
+        "fixable",
+        "is_error",
+        "word",
+        "String to replace not found",
+    ),
+    ("coding-agents/codex-landlock-eperm", "unrecoverable", "is_error", "word", "PermissionDenied"),
+    (
+        "coding-agents/codex-bwrap-slave-denied",
+        "unrecoverable",
+        "is_error",
+        "paper",
+        "ermission denied",
+    ),
+    ("databases/sqlite-py/syntax-selec", "fixable", "generic", "code:sqlite", ": syntax error"),
+    ("databases/sqlite-py/unrecognized-token", "fixable", "generic", "word", "nrecognized"),
+    ("databases/sqlite-py/readonly-uri", "unrecoverable", "generic", "word", "readonly database"),
+    (
+        "grpc-wild/weknora-docreader-refused",
+        "transient",
+        "is_error",
+        "code:grpc",
+        "code = Unavailable",
+    ),
+    ("grpc-wild/chord-node-14-unavailable", "transient", "is_error", "paper", "UNAVAILABLE"),
+    (
+        "grpc-wild/google-ads-dotnet-unavailable",
+        "transient",
+        "is_error",
+        "word",
+        "failed to connect to all addresses",
+    ),
+    (
+        "http-wild/envoy-delayed-connect-111",
+        "transient",
+        "is_error",
+        "word",
+        "upstream connect error",
+    ),
+    (
+        "http-wild/apache-503-maintenance-page",
+        "transient",
+        "is_error",
+        "paper",
+        "Service Unavailable",
+    ),
+    ("http-wild/axios-502-vertusbot", "transient", "is_error", "http", "HTTP 502"),
+    (
+        "llm-providers/openai-insufficient-quota",
+        "unrecoverable",
+        "is_error",
+        "word",
+        "exceeded your current quota",
+    ),
+    (
+        "llm-providers/openai-insufficient-quota-rawbody",
+        "unrecoverable",
+        "generic",
+        "envelope/word",
+        "insufficient_quota",
+    ),
+    ("llm-providers/openai-context-length-exceeded", "fixable", "is_error", "http", "HTTP 400"),
+    (
+        "llm-reported/openai-insufficient-quota-chat-langchain",
+        "unrecoverable",
+        "is_error",
+        "word",
+        "exceeded your current quota",
+    ),
+    (
+        "llm-reported/anthropic-529-json-overloaded",
+        "transient",
+        "is_error",
+        "word",
+        "overloaded_error",
+    ),
+    ("llm-reported/openai-context-8192-crewai", "fixable", "is_error", "word", "BadRequest"),
+    ("mcp-npm/fs-read-etc-passwd", "unrecoverable", "is_error", "paper", "ccess denied"),
+    ("mcp-npm/fs-read-empty-path", "fixable", "is_error", "code:errno", "EISDIR"),
+    ("mcp-npm/fs-read-head-string", "fixable", "is_error", "paper", "-32602"),
+    ("mcp-python/time-tz-pst", "fixable", "is_error", "word", "Invalid "),
+    ("mcp-python/time-get-missing-arg", "fixable", "is_error", "paper", "validation error"),
+    (
+        "mcp-python/git-perm-add-readonly-repo",
+        "unrecoverable",
+        "is_error",
+        "paper",
+        "ermission denied",
+    ),
+    ("mcp-reported/ts-sdk-tool-not-found", "fixable", "is_error", "paper", "-32602"),
+    ("mcp-reported/xhs-32001-search-feed", "transient", "is_error", "paper", "timed out"),
+    ("mcp-reported/read-website-eacces-cache", "unrecoverable", "is_error", "paper", "EACCES"),
+    ("node/readfile-eisdir-message", "fixable", "is_error", "code:errno", "EISDIR"),
+    ("node/enospc-message", "unrecoverable", "is_error", "word", "ENOSPC"),
+    ("node/path-undefined-message", "fixable", "is_error", "word", "must be of type"),
+    (
+        "saas/stripe-card-declined-generic-rawbody",
+        "unrecoverable",
+        "generic",
+        "envelope/code:stripe",
+        "card_declined",
+    ),
+    (
+        "saas/stripe-resource-missing-customer-param-typed",
+        "fixable",
+        "is_error",
+        "code:aws",
+        "InvalidRequest",
+    ),
+    (
+        "saas/stripe-resource-missing-customer-param-rawbody",
+        "fixable",
+        "generic",
+        "envelope/code:openai",
+        "invalid_request_error",
+    ),
+    (
+        "saas-reported/slack-destalinator-ratelimited",
+        "transient",
+        "is_error",
+        "code:slack",
+        "ratelimited",
+    ),
+    ("saas-reported/vscode-chat-slack-will-retry", "transient", "is_error", "paper", "ate limit"),
+    (
+        "saas-reported/stripe-checkout-no-such-customer-5",
+        "fixable",
+        "is_error",
+        "envelope/code:openai",
+        "invalid_request_error",
+    ),
+    (
+        "tls/urllib/expired",
+        "unrecoverable",
+        "is_error",
+        "code:openssl",
+        "CERTIFICATE_VERIFY_FAILED",
+    ),
+    (
+        "tls/urllib/https-to-http-port",
+        "fixable",
+        "is_error",
+        "code:openssl",
+        "WRONG_VERSION_NUMBER",
+    ),
+]
+
+
+def verdict(row: dict[str, Any]) -> toolmend.Verdict:
+    flag = row["is_error"] if row["is_error"] is True else None
+    return toolmend.inspect(row["content"], is_error=flag, tool=row["tool"])
+
+
+@pytest.mark.parametrize(
+    ("case", "kind", "rule", "basis", "span"), CASES, ids=[c[0] for c in CASES]
+)
+def test_real_text_verdict(case: str, kind: str | None, rule: str, basis: str, span: str) -> None:
+    found = verdict(ROWS[case])
+    assert (found.kind.value if found.kind else None, found.rule) == (kind, rule)
+    assert (found.basis, found.reason) == (basis, span)
+
+
+@pytest.mark.parametrize(
+    "case",
+    sorted(
+        r["id"]
+        for r in ROWS.values()
+        if r["label"] == "clean"
+        and any(s in r["content"] for s in ('"error": null', '"errors": []', '"ok": true'))
+    ),
+)
+def test_clean_envelopes_are_not_failures(case: str) -> None:
+    assert verdict(ROWS[case]).failed is False
