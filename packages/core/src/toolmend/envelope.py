@@ -13,6 +13,7 @@ the codes and the message that classification reads, codes first.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,10 +21,12 @@ from typing import Any
 __all__ = ["Envelope", "read_envelope"]
 
 _LIMIT = 256 * 1024
-_HINTS = (
-    '"error', '"ok"', '"success"', '"status"', '"detail"', '"__type"', '"documentation_url"',
-    '"fault"', '"code"',
-)  # fmt: skip
+# Parse only bodies whose start shows a failure field: most JSON results are clean.
+_HINT = re.compile(
+    r'"(?:ok|success)"\s*:\s*false|"status"\s*:\s*"(?:error|fail|ERROR|FAIL)|"errors"\s*:\s*\['
+    r'|"error"\s*:\s*[{"]|"__type"|"documentation_url"|"detail"\s*:\s*\[|"fault"'
+    r'|"(?:status|statusCode|status_code|code|httpStatus)"\s*:\s*"?[45]\d\d\b'
+)
 _CODE_KEYS = ("code", "type", "status", "reason", "error_code", "errorCode", "__type", "title")
 _TEXT_KEYS = ("message", "error_description", "detail", "msg", "description", "error_message")
 _ERROR_KEYS = frozenset(
@@ -111,8 +114,7 @@ def read_envelope(text: str) -> Envelope | None:
     stripped = text.strip()
     if not stripped.startswith("{") or len(stripped) > _LIMIT:
         return None
-    head = stripped[:2048]
-    if not any(hint in head for hint in _HINTS):
+    if _HINT.search(stripped, 0, 4096) is None:
         return None
     try:
         obj = json.loads(stripped)

@@ -125,8 +125,9 @@ WORDING: Mapping[str, Kind] = {
          "uthentication failed", "equires authentication", "ogin required", "not logged in",
          "need auth", "ncorrect or missing password", "nsufficient permission",
          "nsufficient privilege", "not have permission", "don't have permission",
-         "not have access", "ccount suspended", "has been suspended", "ccount is disabled",
-         "Cannot connect to the Docker daemon", "Unsupported engine", "not permitted"], U),
+         "ccount suspended", "has been suspended", "ccount is disabled",
+         "Cannot connect to the Docker daemon", "Unsupported engine", "not permitted",
+         "is unverified", "Trial accounts"], U),
     **dict.fromkeys(
         ["network timeout", "Couldn't connect to server", "Failed to connect to",
          "Empty reply from server", "overloaded", "upstream connect error",
@@ -141,7 +142,7 @@ WORDING: Mapping[str, Kind] = {
          "nknown action", "nknown method", "nknown format", "nknown variable", "nknown attribute",
          "nrecognized", "nexpected token", "nexpected argument", "is not defined",
          "not recognized as", "No rule to make target", "did not resolve to an object",
-         "did not match any file", "not a valid", "is not valid", "must be a ", "must be an ",
+         "did not match any file", "not a valid", "is not valid",
          "must be one of", "must be provided", "must not be", "should be a", "is required",
          "are required", "required field", "Field required", "issing required", "is missing",
          "Missing script", "issing argument", "issing parameter", "No matching version",
@@ -152,7 +153,7 @@ WORDING: Mapping[str, Kind] = {
          "occurrences found", "could not find the string", "failed to match", "ultiple matches",
          "must read the file", "String to replace not found", "not found in file",
          "No edits made", "command not found", "strict mode violation", "Unable to locate element",
-         "not interactable", "Could not parse", "malformed object name", "has no upstream branch",
+         "malformed object name", "has no upstream branch",
          "missing separator", "undefined reference to", "Cannot index", "Unknown command",
          "nknown encoding", "is unknown", "must be of type", "Failed to parse", "cannot have body",
          "has more than one primary key", "duplicate column name", "may not be modified",
@@ -160,10 +161,14 @@ WORDING: Mapping[str, Kind] = {
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
-OVERRIDE: Mapping[str, Kind] = dict.fromkeys(
-    ["API rate limit exceeded", "secondary rate limit", "rateLimitExceeded",
-     "userRateLimitExceeded", "RATE_LIMITED", "You have exceeded a secondary rate limit"], T,
-)  # fmt: skip
+# A request too large for a per-minute token limit must shrink: waiting does not help.
+OVERRIDE: Mapping[str, Kind] = {
+    **dict.fromkeys(
+        ["API rate limit exceeded", "secondary rate limit", "rateLimitExceeded",
+         "userRateLimitExceeded", "RATE_LIMITED", "You have exceeded a secondary rate limit"], T),
+    "Request too large for": F,
+    "does not exist or you do not have access": F,
+}  # fmt: skip
 
 CODES: Mapping[str, Kind] = code_kinds()
 
