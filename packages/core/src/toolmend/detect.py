@@ -290,12 +290,25 @@ _PROGRAM_ERROR = re.compile(
 _EXIT_LINE = re.compile(r"\n(?:Exit code:? -?\d+|Process exited with code -?\d+)\s*$")
 
 
+_RUN_REPORT = re.compile(
+    r"FAILED |PASSED| passed|\d+ failed|={5,}|Ran \d+ tests?|^ok \d|^E   |\AExit [Cc]ode:? -?\d",
+    re.M,
+)
+_SHORT_REPORT = 15
+
+
 def _error_shaped(text: str) -> bool:
-    """Whether a flagged text is itself an error message, so the wider words apply."""
+    """Whether a flagged text is itself an error message, so the wider words apply.
+
+    A one-line message, a program's own error line, or a short report (a trace, a
+    wrapped error) that is not a test or build run quoting other errors.
+    """
     body = _EXIT_LINE.sub("", text.strip())
     if len(body) <= _ONE_LINE and "\n" not in body:
         return True
-    return _PROGRAM_ERROR.match(body) is not None
+    if _PROGRAM_ERROR.match(body) is not None:
+        return True
+    return body.count("\n") < _SHORT_REPORT and _RUN_REPORT.search(body) is None
 
 
 def _flagged(text: str, rule: str, agent: str | None) -> Verdict:

@@ -23,7 +23,7 @@ __all__ = ["Envelope", "read_envelope"]
 _LIMIT = 256 * 1024
 # Parse only bodies whose start shows a failure field: most JSON results are clean.
 _HINT = re.compile(
-    r'"(?:ok|success)"\s*:\s*false|"status"\s*:\s*"(?:error|fail|ERROR|FAIL)|"errors"\s*:\s*\['
+    r'"type"\s*:\s*"error"|"(?:ok|success)"\s*:\s*false|"status"\s*:\s*"(?:error|fail|ERROR|FAIL)|"errors"\s*:\s*\['
     r'|"error"\s*:\s*[{"]|"__type"|"documentation_url"|"detail"\s*:\s*\[|"fault"'
     r'|"(?:status|statusCode|status_code|code|httpStatus)"\s*:\s*"?[45]\d\d\b'
 )
@@ -94,8 +94,12 @@ def _failed(obj: Mapping[str, Any]) -> bool:
     if isinstance(errors, list) and errors and all(isinstance(e, Mapping | str) for e in errors):
         return obj.get("data", None) is None or "message" in str(errors[0])
     error = obj.get("error")
-    if error not in (None, False, "", {}, []) and isinstance(error, str | Mapping):
-        return set(obj) <= _ERROR_KEYS
+    if (
+        error not in (None, False, "", {}, [])
+        and isinstance(error, str | Mapping)
+        and (set(obj) <= _ERROR_KEYS or obj.get("type") == "error")
+    ):
+        return True
     if isinstance(obj.get("fault"), Mapping) or "__type" in obj:
         return True
     if "documentation_url" in obj and isinstance(obj.get("message"), str):

@@ -50,6 +50,8 @@ OWN_TIMEOUT: tuple[str, ...] = (
     # Browser automation's own waits: the element or page may never come.
     "ms exceeded.", "ms exceeded\n", "avigation timeout of", "waiting for locator(",
     "waiting for selector",
+    # An MCP server process that closed its connection: it crashed or never started.
+    "-32000: Connection closed",
 )  # fmt: skip
 
 COMMON: Mapping[str, Kind] = {
@@ -127,7 +129,9 @@ WORDING: Mapping[str, Kind] = {
          "nsufficient privilege", "don't have permission",
          "ccount suspended", "has been suspended", "ccount is disabled",
          "Cannot connect to the Docker daemon", "Unsupported engine", "not permitted",
-         "is unverified", "Trial accounts"], U),
+         "is unverified", "Trial accounts", "nvalid session", "nvalid Session", "xpired session",
+         "INVALID_SESSION_ID", "ession expired", "ession has expired", "token has expired",
+         "oken is expired", "oken expired"], U),
     **dict.fromkeys(
         ["network timeout", "Couldn't connect to server", "Failed to connect to",
          "Empty reply from server", "overloaded", "upstream connect error",
@@ -157,7 +161,15 @@ WORDING: Mapping[str, Kind] = {
          "missing separator", "undefined reference to", "Cannot index", "Unknown command",
          "nknown encoding", "is unknown", "must be of type", "Failed to parse", "cannot have body",
          "has more than one primary key", "duplicate column name", "may not be modified",
-         "values were supplied", "Cannot add a", "only use this tool with a correct input"], F),
+         "values were supplied", "Cannot add a", "only use this tool with a correct input",
+         "in JSON at position", "is invalid", "nvalid format", "nsupported protocol",
+         "nsupported URL", "not supported or disabled", "is outside the repository",
+         "No changes staged", "No item found with", "HEAD is detached", "didn't exist",
+         "! [rejected]", "CONFLICT (", "Not found in archive", "unterminated quoted string",
+         "more than one row returned", "No function matches", "argument for this query",
+         "nvalid input", "cannot store", "cannot modify", "does not match any PRIMARY KEY",
+         "reserved for internal use", "nknown datatype", "ERESOLVE", "EUSAGE",
+         "valid parameters", "exact chunk", "Cannot query field", "Cannot convert"], F),
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
