@@ -70,6 +70,8 @@ def _basis(word: str) -> str:
         return "paper"
     if word in words.OWN_TIMEOUT:
         return "timeout"
+    if word in words.OVERRIDE:
+        return "override"
     if word in words.EXTRA or word in words.WORDING:
         return "word"
     system = system_of(word)
@@ -87,7 +89,6 @@ _TOOL_TIMEOUT_FOUND = Classification(Kind.AMBIGUOUS, "tool timeout", "timeout")
 _RETRY_FOUND = Classification(Kind.TRANSIENT, "retry hint", "retry-hint")
 _WIDE_FOUND = tuple(_found(entry) for entry in words.WIDE_MATCHER.entries)
 _COMMON_FOUND = tuple(_found(entry) for entry in words.COMMON_MATCHER.entries)
-_OVERRIDE_FOUND = tuple(_found(entry) for entry in words.OVERRIDE_MATCHER.entries)
 _HTTP_FOUND = {
     code: Classification(kind, f"HTTP {code}", "http") for code, kind in words.HTTP_KIND.items()
 }
@@ -178,9 +179,6 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
             stripped = "ToolInvocationError: " + rest if wrapper["invoking"] else rest
     region = _scrub(_region(stripped))
     if wide:
-        index = words.OVERRIDE_MATCHER.find(region)
-        if index >= 0:
-            return _OVERRIDE_FOUND[index]
         index = words.WIDE_MATCHER.find(region)
         if index >= 0:
             return _WIDE_FOUND[index]

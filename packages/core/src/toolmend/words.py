@@ -32,7 +32,6 @@ __all__ = [
     "EXTRA",
     "HTTP_KIND",
     "OVERRIDE",
-    "OVERRIDE_MATCHER",
     "OWN_TIMEOUT",
     "WIDE",
     "WIDE_MATCHER",
@@ -235,12 +234,44 @@ def _anchors(words: Sequence[str]) -> dict[str, int]:
     return anchors
 
 
+def _trie(leaves: list[tuple[str, str, Kind, int]], entries: list[tuple[Kind, str]]) -> str:
+    """One priority level's words after an anchor, as a regular expression trie.
+
+    Each leaf ``(rest, word, kind, anchor)`` ends in ``(?<=word)()``: the empty group's
+    number tells which word matched.  Branches are ordered by the longest word they
+    hold, so where words of one level match at one position the longest wins, as in
+    a flat list sorted by length.
+    """
+    going: dict[str, list[tuple[str, str, Kind, int]]] = {}
+    options: list[tuple[int, str, str | None, tuple[str, str, Kind, int] | None]] = []
+    for leaf in leaves:
+        if leaf[0]:
+            going.setdefault(leaf[0][0], []).append((leaf[0][1:], *leaf[1:]))
+        else:
+            options.append((len(leaf[1]), "", None, leaf))
+    for char, sub in going.items():
+        options.append((max(len(word) for _, word, _, _ in sub), char, char, None))
+    alternatives = []
+    for _, _, char, leaf in sorted(options, key=lambda o: (-o[0], o[1])):
+        if char is not None:
+            alternatives.append(re.escape(char) + _trie(going[char], entries))
+        elif leaf is not None:
+            _, word, kind, anchor = leaf
+            behind = f"(?<={re.escape(word)})" if anchor else ""
+            alternatives.append(f"{behind}()")
+            entries.append((kind, word))
+    if len(alternatives) == 1:
+        return alternatives[0]
+    return f"(?:{'|'.join(alternatives)})"
+
+
 class Matcher:
     """Finds the highest-priority word of a table in a text.
 
     Every position holding some word's anchor character is tried; there the
-    words anchored on that character are tried in priority order, so a word
-    hidden by another at the same position never outranks it.
+    words anchored on that character are tried level by level (veto, then
+    unrecoverable, transient, fixable), each level as a trie, so a word hidden by
+    another at the same position never outranks it.
     """
 
     __slots__ = ("_ranks", "_search", "entries", "pattern")
@@ -248,32 +279,40 @@ class Matcher:
     entries: tuple[tuple[Kind, str], ...]
     """The kind and word of each index that :meth:`find` returns."""
 
-    def __init__(self, table: Mapping[str, Kind], veto: Iterable[str] = ()) -> None:
-        listed = [(word, A) for word in veto] + list(table.items())
-        anchors = _anchors([word for word, _ in listed])
-        groups: dict[str, list[tuple[str, Kind, int]]] = {}
-        for word, kind in listed:
+    def __init__(
+        self,
+        table: Mapping[str, Kind],
+        veto: Iterable[str] = (),
+        overrides: Mapping[str, Kind] | None = None,
+    ) -> None:
+        listed = [(word, A, 0) for word in veto]
+        listed += [(word, kind, 0) for word, kind in (overrides or {}).items()]
+        listed += [(word, kind, _PRIORITY[kind]) for word, kind in table.items()]
+        anchors = _anchors([word for word, _, _ in listed])
+        groups: dict[str, list[tuple[str, Kind, int, int]]] = {}
+        for word, kind, rank in listed:
             anchor = anchors[word]
-            groups.setdefault(word[anchor], []).append((word, kind, anchor))
+            groups.setdefault(word[anchor], []).append((word, kind, rank, anchor))
         entries: list[tuple[Kind, str]] = []
+        ranks: list[int] = []
         branches: list[str] = []
         for char, items in groups.items():
-            items.sort(key=lambda item: (_PRIORITY[item[1]], -len(item[0])))
-            alternatives = []
-            for word, kind, anchor in items:
-                behind = f"(?<={re.escape(word)})" if anchor else ""
-                alternatives.append(f"{re.escape(word[anchor + 1 :])}{behind}()")
-                entries.append((kind, word))
-            branches.append(f"{re.escape(char)}(?=(?:{'|'.join(alternatives)}))")
+            levels = []
+            for rank in sorted({item[2] for item in items}):
+                leaves = [(w[a + 1 :], w, k, a) for w, k, r, a in items if r == rank]
+                before = len(entries)
+                levels.append(_trie(leaves, entries))
+                ranks.extend([rank] * (len(entries) - before))
+            branches.append(f"{re.escape(char)}(?=(?:{'|'.join(levels)}))")
         self.pattern = re.compile("|".join(branches))
         self.entries = tuple(entries)
         self._search = self.pattern.search
-        self._ranks = tuple(_PRIORITY[kind] for kind, _ in entries)
+        self._ranks = tuple(ranks)
 
     def find(self, text: str) -> int:
         """Index in :attr:`entries` of the first word of the highest priority, or -1.
 
-        A veto word wins outright.
+        A veto word or an override wins outright.
         """
         best = -1
         rank = 4
@@ -298,8 +337,7 @@ class Matcher:
 
 COMMON_MATCHER = Matcher(COMMON, OWN_TIMEOUT)
 WIDE_TABLE: Mapping[str, Kind] = {**WORDING, **CODES, **COMMON, **WIDE, **EXTRA}
-WIDE_MATCHER = Matcher(WIDE_TABLE, OWN_TIMEOUT)
-OVERRIDE_MATCHER = Matcher(OVERRIDE)
+WIDE_MATCHER = Matcher(WIDE_TABLE, OWN_TIMEOUT, OVERRIDE)
 
 # A status code is an isolated 4xx/5xx number in one of these settings: urllib,
 # requests and httpx messages, the SDKs' ``Error code: N``, status lines, and the
