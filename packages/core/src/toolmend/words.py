@@ -252,11 +252,11 @@ def _trie(leaves: list[tuple[str, str, Kind, int]], entries: list[tuple[Kind, st
     for char, sub in going.items():
         options.append((max(len(word) for _, word, _, _ in sub), char, char, None))
     alternatives = []
-    for _, _, char, leaf in sorted(options, key=lambda o: (-o[0], o[1])):
-        if char is not None:
-            alternatives.append(re.escape(char) + _trie(going[char], entries))
-        elif leaf is not None:
-            _, word, kind, anchor = leaf
+    for _, _, step, end in sorted(options, key=lambda o: (-o[0], o[1])):
+        if step is not None:
+            alternatives.append(re.escape(step) + _trie(going[step], entries))
+        elif end is not None:
+            _, word, kind, anchor = end
             behind = f"(?<={re.escape(word)})" if anchor else ""
             alternatives.append(f"{behind}()")
             entries.append((kind, word))
