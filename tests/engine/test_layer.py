@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import logging
 
 import pytest
@@ -42,6 +44,23 @@ def test_header_lists_each_failure_the_form_and_the_change() -> None:
     assert header_value(Report((), Form.OFF, False)) == "failed=none; form=off; changed=false"
 
 
+def test_header_names_the_classification_rule_after_the_detection_rule() -> None:
+    report = Report(
+        (
+            dataclasses.replace(_detection(2, "notify"), basis="envelope/code:slack"),
+            dataclasses.replace(_detection(3, "charge"), basis="user:billing quota; x=1"),
+            dataclasses.replace(_detection(4, "get"), basis="none"),
+        ),
+        Form.C3,
+        True,
+    )
+    assert header_value(report) == (
+        "failed=2:notify:transient:generic/envelope/code.slack,"
+        "3:charge:transient:generic/user.billing_quota__x_1,4:get:transient:generic; "
+        "form=c3; changed=true"
+    )
+
+
 def test_header_is_ascii_on_one_line_even_for_odd_tool_names() -> None:
     report = Report((_detection(1, "wëird; form=c1\r\nX: y"), _detection(2, None)), Form.C1, True)
     assert header_value(report) == (
@@ -73,9 +92,12 @@ def test_detection_is_recorded_with_the_layer_off(caplog: pytest.LogCaptureFixtu
     with caplog.at_level(logging.INFO, logger="toolmend"):
         result = apply_layer(messages, Form.OFF, format="openai", client=None)
     assert result.messages is messages
-    assert header_value(result.report) == "failed=2:t:transient:generic; form=off; changed=false"
     assert (
-        "toolmend-engine: failed=2:t:transient:generic; form=off; changed=false" in caplog.messages
+        header_value(result.report) == "failed=2:t:transient:generic/paper; form=off; changed=false"
+    )
+    assert (
+        "toolmend-engine: failed=2:t:transient:generic/paper; form=off; changed=false"
+        in caplog.messages
     )
 
 

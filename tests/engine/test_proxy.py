@@ -53,7 +53,7 @@ def test_proxy_applies_the_layer_before_the_upstream(
     )
     assert (
         raw.headers["x-tool-errors"]
-        == "failed=2:get_order:transient:generic; form=c3; changed=true"
+        == "failed=2:get_order:transient:generic/paper; form=c3; changed=true"
     )
     assert raw.parse().choices[0].message.content == "Echo: " + NOTE
     assert fake.prompts[-1].endswith(f"<|im_start|>user\n{NOTE}<|im_end|>\n<|im_start|>assistant\n")
@@ -63,7 +63,7 @@ def test_proxy_without_a_form_forwards_the_conversation_unchanged(client: openai
     raw = client.chat.completions.with_raw_response.create(model="m", messages=FAILED, tools=TOOLS)
     assert (
         raw.headers["x-tool-errors"]
-        == "failed=2:get_order:transient:generic; form=off; changed=false"
+        == "failed=2:get_order:transient:generic/paper; form=off; changed=false"
     )
     assert raw.parse().choices[0].message.content == "Echo: Error: 503 Service Unavailable"
 
@@ -90,7 +90,7 @@ def test_server_option_of_the_proxy(upstream: str, fake: FakeModel) -> None:
         raw = client.chat.completions.with_raw_response.create(model="m", messages=FAILED)
         assert (
             raw.headers["x-tool-errors"]
-            == "failed=2:get_order:transient:generic; form=c2; changed=true"
+            == "failed=2:get_order:transient:generic/paper; form=c2; changed=true"
         )
         assert fake.prompts[-1] == (
             f"<|im_start|>user\nTotal of ORD-1?\n\n{NOTE}<|im_end|>\n<|im_start|>assistant\n"
@@ -110,7 +110,10 @@ def test_anthropic_messages_through_the_proxy(proxy: str) -> None:
     body = {"model": "m", "max_tokens": 300, "messages": ANTHROPIC_FAILED, "tool_errors": "c3"}
     status, headers, reply = _post(proxy + "/v1/messages", json.dumps(body).encode())
     assert status == 200
-    assert headers["X-Tool-Errors"] == "failed=2:get_order:transient:generic; form=c3; changed=true"
+    assert (
+        headers["X-Tool-Errors"]
+        == "failed=2:get_order:transient:generic/paper; form=c3; changed=true"
+    )
     assert reply["content"] == [{"type": "text", "text": "Echo: " + NOTE}]
 
 
@@ -132,7 +135,8 @@ def test_unreachable_upstream_is_a_502() -> None:
         )
     assert status == 502
     assert (
-        headers["X-Tool-Errors"] == "failed=2:get_order:transient:generic; form=off; changed=false"
+        headers["X-Tool-Errors"]
+        == "failed=2:get_order:transient:generic/paper; form=off; changed=false"
     )
     assert body["error"]["type"] == "upstream_error"
     assert body["error"]["message"].startswith(f"upstream http://127.0.0.1:{port}/v1 unreachable: ")

@@ -125,14 +125,15 @@ def test_layer_rewrites_only_when_asked(client: openai.OpenAI, fake: FakeModel) 
     off = client.chat.completions.with_raw_response.create(model="m", messages=FAILED, tools=TOOLS)
     assert (
         off.headers["x-tool-errors"]
-        == "failed=2:get_order:transient:generic; form=off; changed=false"
+        == "failed=2:get_order:transient:generic/paper; form=off; changed=false"
     )
     assert off.parse().choices[0].message.content == "Echo: Error: 503 Service Unavailable"
     on = client.chat.completions.with_raw_response.create(
         model="m", messages=FAILED, tools=TOOLS, extra_body={"tool_errors": "c3"}
     )
     assert (
-        on.headers["x-tool-errors"] == "failed=2:get_order:transient:generic; form=c3; changed=true"
+        on.headers["x-tool-errors"]
+        == "failed=2:get_order:transient:generic/paper; form=c3; changed=true"
     )
     assert on.parse().choices[0].message.content == "Echo: " + NOTE
     assert fake.prompts[-1].endswith(f"<|im_start|>user\n{NOTE}<|im_end|>\n<|im_start|>assistant\n")
@@ -159,7 +160,7 @@ def test_server_option_and_user_agent(fake: FakeModel) -> None:
         )
         assert (
             headers["X-Tool-Errors"]
-            == "failed=2:get_order:transient:generic; form=off; changed=false"
+            == "failed=2:get_order:transient:generic/paper; form=off; changed=false"
         )
 
 
@@ -194,7 +195,10 @@ def test_render_endpoint_shows_the_prompt_and_the_report(base: str) -> None:
         base + "/v1/render", {"messages": FAILED, "tools": TOOLS, "tool_errors": "c2"}
     )
     assert status == 200
-    assert headers["X-Tool-Errors"] == "failed=2:get_order:transient:generic; form=c2; changed=true"
+    assert (
+        headers["X-Tool-Errors"]
+        == "failed=2:get_order:transient:generic/paper; form=c2; changed=true"
+    )
     assert body["messages"] == [{"role": "user", "content": "Total of ORD-1?\n\n" + NOTE}]
     assert body["prompt"].endswith(
         f"<|im_start|>user\nTotal of ORD-1?\n\n{NOTE}<|im_end|>\n<|im_start|>assistant\n"
@@ -228,7 +232,7 @@ def test_anthropic_messages_go_through_the_layer(claude: anthropic.Anthropic) ->
     )
     assert (
         raw.headers["x-tool-errors"]
-        == "failed=2:get_order:transient:generic; form=c3; changed=true"
+        == "failed=2:get_order:transient:generic/paper; form=c3; changed=true"
     )
     message = raw.parse()
     assert message.stop_reason == "end_turn"
@@ -330,7 +334,7 @@ def test_streamed_responses_carry_the_header(base: str) -> None:
     )
     with urllib.request.urlopen(request) as response:
         assert response.headers["X-Tool-Errors"] == (
-            "failed=2:get_order:transient:generic; form=c1; changed=true"
+            "failed=2:get_order:transient:generic/paper; form=c1; changed=true"
         )
         assert response.headers["Content-Type"] == "text/event-stream"
         events = response.read().decode().split("\n\n")

@@ -5,8 +5,12 @@ chosen.  The form comes from the request field ``tool_errors``, else from the
 server option, else it is ``off``.  The report goes to the response header
 ``X-Tool-Errors`` in the core's one-line form (``Report.header()``):
 
-    failed=<index>:<tool>:<kind>:<rule>[,...]; form=<form>; changed=<true|false>[; neutralised=<n>]
+    failed=<index>:<tool>:<kind>:<rule>[/<basis>][,...]; form=<form>; changed=<true|false>
+    [; neutralised=<n>]
 
+``rule`` is the detection rule (``generic``, ``is_error``, an agent's rule) and
+``basis`` the classification rule that chose the kind (``paper``, ``http``,
+``code.slack``, ``envelope/code.slack``, ``user.quota``...; ``:`` becomes ``.``);
 ``failed=none`` when nothing failed.  The value is printable ASCII on one line
 and at most ``HEADER_LIMIT`` characters: tool names are reduced to
 ``[A-Za-z0-9_.-]`` and, when there are too many failures to fit, the last ones
@@ -40,6 +44,7 @@ HEADER_LIMIT = 1024
 FORM_CHOICES = ("off", "c0", "c1", "c2", "c3", "c4")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 _UNPRINTABLE = re.compile(r"[^\x20-\x7e]")
+_UNSAFE_BASIS = re.compile(r"[^A-Za-z0-9_./-]")
 
 
 def parse_form(value: object) -> Form:
@@ -67,10 +72,18 @@ def apply_layer(messages: Any, form: Form, *, format: str, client: str | None) -
     return result
 
 
+def _rule(rule: str, basis: str | None) -> str:
+    if not basis or basis == "none":
+        return rule
+    return f"{rule}/{_UNSAFE_BASIS.sub('_', basis.replace(':', '.'))}"
+
+
 def _safe_report(report: Report) -> Report:
     detections = tuple(
         dataclasses.replace(
-            d, tool_name=_UNSAFE_NAME.sub("_", d.tool_name) if d.tool_name else None
+            d,
+            tool_name=_UNSAFE_NAME.sub("_", d.tool_name) if d.tool_name else None,
+            rule=_rule(d.rule, d.basis),
         )
         for d in report.detections
     )
