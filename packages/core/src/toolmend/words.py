@@ -51,6 +51,12 @@ OWN_TIMEOUT: tuple[str, ...] = (
     "waiting for selector",
     # An MCP server process that closed its connection: it crashed or never started.
     "-32000: Connection closed",
+    # A client's own request timeout (MCP -32001): repeating a call that may have run
+    # is not known to be safe, and the tool's effect is not in the text.
+    "-32001", "Request 'tools/call' timed out",
+    # Neither a retry nor another argument: the thing exists, or the payload is too big,
+    # or the server answered with something that is not the expected JSON.
+    "already exists", "larger than max", "is not valid JSON", "Unexpected end of JSON input",
 )  # fmt: skip
 
 COMMON: Mapping[str, Kind] = {
@@ -128,7 +134,8 @@ WORDING: Mapping[str, Kind] = {
          "nsufficient privilege", "don't have permission",
          "ccount suspended", "has been suspended", "ccount is disabled",
          "Cannot connect to the Docker daemon", "Unsupported engine", "not permitted",
-         "is unverified", "Trial accounts", "nvalid session", "nvalid Session", "xpired session",
+         "is unverified", "Trial accounts", "nvalid API Key", "nsufficient funds",
+         "Output validation error", "nvalid session", "nvalid Session", "xpired session",
          "INVALID_SESSION_ID", "ession expired", "ession has expired", "token has expired",
          "oken is expired", "oken expired"], U),
     **dict.fromkeys(
@@ -137,7 +144,7 @@ WORDING: Mapping[str, Kind] = {
          "reset before headers", "no healthy upstream", "Gateway Time-out",
          "emporarily", "currently unavailable", "is unavailable", "Lock wait timeout",
          "Connect call failed", "connection attempts failed", "due to a connection issue",
-         "aborted due to timeout", "timeout of ", "failed to connect to all addresses"], T),
+         "aborted due to timeout", "timeout of ", "failed to connect to all addresses", "due to lock timeout"], T),
     **dict.fromkeys(
         ["Invalid ", "nknown option", "nknown flag", "nknown command",
          "nknown argument", "nknown field", "nknown parameter", "nknown column", "nknown property",
@@ -161,7 +168,7 @@ WORDING: Mapping[str, Kind] = {
          "nknown encoding", "is unknown", "must be of type", "Failed to parse", "cannot have body",
          "has more than one primary key", "duplicate column name", "may not be modified",
          "values were supplied", "Cannot add a", "only use this tool with a correct input",
-         "in JSON at position", "is invalid", "nvalid format", "nsupported protocol",
+         "is invalid", "nvalid format", "nsupported protocol",
          "nsupported URL", "not supported or disabled", "is outside the repository",
          "No changes staged", "No item found with", "HEAD is detached", "didn't exist",
          "! [rejected]", "CONFLICT (", "Not found in archive", "unterminated quoted string",
