@@ -203,10 +203,12 @@ _NUMBERED_START = re.compile(
     r"\d{3} (?:Client|Server) Error:|\d+ validation errors? for |\[Errno -?\d+\] "
 )
 # A program's own error line ("psql: error: ...", "curl: (7) ..."), psql's "ERROR:  "
-# at a line start, an MCP client's request timeout, an HTTP status line of a failure.
+# at a line start, an MCP client's request timeout, an HTTP status line of a failure,
+# an XML error body (S3, STS, EC2, Azure Storage).
 _PROGRAM_START = re.compile(
     r"[\w.-]{1,32}: (?:error|ERROR|fatal|FATAL)[: ]|[\w.-]{1,32}: \(\d+\) |npm (?:error|ERR!) "
     r"|Request '[\w/]+' timed out|HTTP/\d(?:\.\d)? [45]\d\d "
+    r"|(?:<\?xml[^>]*\?>\s*)?<(?:ErrorResponse|Error)[\s>]|(?:<\?xml[^>]*\?>\s*)?<Response>\s*<Errors>"
 )
 _PSQL_ERROR = re.compile(r"^(?:psql:[^\n]*?: )?ERROR:  ", re.M)
 _JSON_ERROR = re.compile(r'\{\s*"error"\s*:\s*(?:\{|"[^"])')

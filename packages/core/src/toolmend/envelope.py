@@ -23,7 +23,7 @@ __all__ = ["Envelope", "read_envelope"]
 _LIMIT = 256 * 1024
 # Parse only bodies whose start shows a failure field: most JSON results are clean.
 _HINT = re.compile(
-    r'"type"\s*:\s*"error"|"(?:ok|success)"\s*:\s*false|"status"\s*:\s*"(?:error|fail|ERROR|FAIL)|"errors"\s*:\s*\['
+    r'"errors"\s*:\s*true|"type"\s*:\s*"error"|"(?:ok|success)"\s*:\s*false|"status"\s*:\s*"(?:error|fail|ERROR|FAIL)|"errors"\s*:\s*\['
     r'|"error"\s*:\s*[{"]|"__type"|"documentation_url"|"detail"\s*:\s*\[|"fault"'
     r'|"(?:status|statusCode|status_code|code|httpStatus)"\s*:\s*"?[45]\d\d\b'
 )
@@ -57,6 +57,18 @@ def _status(value: Any) -> int | None:
     return None
 
 
+def _item_status(items: Any) -> int | None:
+    """The first failing status of a bulk response's items (Elasticsearch's ``_bulk``)."""
+    if not isinstance(items, list):
+        return None
+    for item in items[:1000]:
+        if isinstance(item, Mapping):
+            for action in item.values():
+                if isinstance(action, Mapping) and _status(action.get("status")) is not None:
+                    return _status(action.get("status"))
+    return None
+
+
 def _signals(value: Any, out: list[str], depth: int = 0) -> None:
     """Codes, then messages, of an error value (a string, an object or a list of them)."""
     if depth > 3 or len(out) > 24:
@@ -86,6 +98,8 @@ def _failed(obj: Mapping[str, Any]) -> bool:
     status = obj.get("status")
     if obj.get("ok") is True or obj.get("success") is True or status in _OK_STATUS:
         return False
+    if obj.get("errors") is True and isinstance(obj.get("items"), list):
+        return True
     if obj.get("ok") is False or obj.get("success") is False:
         return any(k in obj for k in ("error", "errors", "message", "code", "reason", "detail"))
     if isinstance(status, str) and status in _FAILED_STATUS:
@@ -132,6 +146,8 @@ def read_envelope(text: str) -> Envelope | None:
     error = obj.get("error")
     if isinstance(error, Mapping):
         status = status or _status(error.get("code")) or _status(error.get("status"))
+    if status is None and obj.get("errors") is True:
+        status = _item_status(obj.get("items"))
     out: list[str] = []
     _signals(obj, out)
     return Envelope(status, "\n".join(dict.fromkeys(s for s in out if s)))

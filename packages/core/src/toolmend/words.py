@@ -134,7 +134,8 @@ WORDING: Mapping[str, Kind] = {
          "nsufficient privilege", "don't have permission",
          "ccount suspended", "has been suspended", "ccount is disabled",
          "Cannot connect to the Docker daemon", "Unsupported engine", "not permitted",
-         "is unverified", "Trial accounts", "nvalid API Key", "nsufficient funds",
+         "is unverified", "Trial accounts", "nvalid API Key", "nsufficient funds", "could not read Username",
+         "could not read Password", "terminal prompts disabled", "haven't granted",
          "Output validation error", "nvalid session", "nvalid Session", "xpired session",
          "INVALID_SESSION_ID", "ession expired", "ession has expired", "token has expired",
          "oken is expired", "oken expired"], U),
@@ -144,7 +145,9 @@ WORDING: Mapping[str, Kind] = {
          "reset before headers", "no healthy upstream", "Gateway Time-out",
          "emporarily", "currently unavailable", "is unavailable", "Lock wait timeout",
          "Connect call failed", "connection attempts failed", "due to a connection issue",
-         "aborted due to timeout", "timeout of ", "failed to connect to all addresses", "due to lock timeout"], T),
+         "aborted due to timeout", "timeout of ", "failed to connect to all addresses", "due to lock timeout",
+         "stale element reference", "Another git process seems to be running", "ateway time-out",
+         "A timeout occurred", "速率限制"], T),
     **dict.fromkeys(
         ["Invalid ", "nknown option", "nknown flag", "nknown command",
          "nknown argument", "nknown field", "nknown parameter", "nknown column", "nknown property",
@@ -185,6 +188,7 @@ OVERRIDE: Mapping[str, Kind] = {
         ["API rate limit exceeded", "secondary rate limit", "rateLimitExceeded",
          "userRateLimitExceeded", "RATE_LIMITED", "You have exceeded a secondary rate limit"], T),
     "Request too large for": F,
+    "Quota exceeded for quota": T,
     "does not exist or you do not have access": F,
 }  # fmt: skip
 
@@ -192,7 +196,7 @@ CODES: Mapping[str, Kind] = code_kinds()
 
 # HTTP statuses whose next action is clear; 404, 409, 410 and the rest stay ambiguous.
 HTTP_KIND: Mapping[int, Kind] = {
-    400: F, 401: U, 402: U, 403: U, 407: U, 408: T, 422: F,
+    400: F, 401: U, 402: U, 403: U, 405: U, 407: U, 408: T, 422: F, 451: U, 501: U, 511: U,
     429: T, 500: T, 502: T, 503: T, 504: T, 520: T, 521: T, 522: T, 524: T, 529: T,
 }  # fmt: skip
 
@@ -361,7 +365,8 @@ _STATUS_NUMBER = re.compile("(?:" + "|".join(sorted(_HTTP_RANK)) + r")(?<![\d.]\
 _STATUS_BEFORE_REVERSED = re.compile(
     r" rorrE PTTH| :edoc rorrE| (?:(?:\d\.)?\d/)?PTTH|' rorre (?:tneilC|revreS)"
     r"| ?[=:](?:edo[Cc][ _]?)?sutat[Ss]| (?:edo[Cc] )?sutat[Ss]| (?::rorre )?denruter"
-    r"| htiw (?:dednopser|deliaf)| rorrEpttH<?| :edoc esnopser PTTH| edoc rorrE"
+    r"| htiw (?:dednopser|deliaf)| rorrEpttH<?| :edoc esnopser PTTH| edoc rorrE| :?rorrE IPA"
+    r"|\( ?rorrE IPA| \| "
     r"|[\"']? ?: ?[\"'](?:(?:edo[Cc]_?)?sutats|edoc)[\"']"
 )
 _STATUS_AFTER = re.compile(r" (?:Client|Server) Error\b")
