@@ -174,7 +174,13 @@ CASES = [
         "envelope/word",
         "insufficient_quota",
     ),
-    ("llm-providers/openai-context-length-exceeded", "fixable", "is_error", "http", "HTTP 400"),
+    (
+        "llm-providers/openai-context-length-exceeded",
+        "fixable",
+        "is_error",
+        "word",
+        "maximum context length",
+    ),
     (
         "llm-reported/openai-insufficient-quota-chat-langchain",
         "unrecoverable",

@@ -134,7 +134,8 @@ WORDING: Mapping[str, Kind] = {
          "nsufficient privilege", "don't have permission",
          "ccount suspended", "has been suspended", "ccount is disabled",
          "Cannot connect to the Docker daemon", "Unsupported engine", "not permitted",
-         "is unverified", "Trial accounts", "nvalid API Key", "nsufficient funds", "could not read Username",
+         "is unverified", "Trial accounts", "nvalid API Key", "nsufficient funds",
+         "could not read Username",
          "could not read Password", "terminal prompts disabled", "haven't granted",
          "Output validation error", "nvalid session", "nvalid Session", "xpired session",
          "INVALID_SESSION_ID", "ession expired", "ession has expired", "token has expired",
@@ -145,7 +146,8 @@ WORDING: Mapping[str, Kind] = {
          "reset before headers", "no healthy upstream", "Gateway Time-out",
          "emporarily", "currently unavailable", "is unavailable", "Lock wait timeout",
          "Connect call failed", "connection attempts failed", "due to a connection issue",
-         "aborted due to timeout", "timeout of ", "failed to connect to all addresses", "due to lock timeout",
+         "aborted due to timeout", "timeout of ", "failed to connect to all addresses",
+         "due to lock timeout",
          "stale element reference", "Another git process seems to be running", "ateway time-out",
          "A timeout occurred", "速率限制"], T),
     **dict.fromkeys(
@@ -178,7 +180,14 @@ WORDING: Mapping[str, Kind] = {
          "more than one row returned", "No function matches", "argument for this query",
          "nvalid input", "cannot store", "cannot modify", "does not match any PRIMARY KEY",
          "reserved for internal use", "nknown datatype", "ERESOLVE", "EUSAGE",
-         "valid parameters", "exact chunk", "Cannot query field", "Cannot convert"], F),
+         "valid parameters", "exact chunk", "Cannot query field", "Cannot convert",
+         "Could not resolve to a", "Could not find a version that satisfies",
+         "Needed a single revision", "would be overwritten by", "is not a git command",
+         "invalid reference", "patch does not apply", "src refspec", "does not contain a section",
+         "maximum context length", "Incorrect number of bindings", "supply a value for binding",
+         "Error binding parameter", "malformed JSON", "matches of the string to replace",
+         "String to replace was not found", "must be read first", "don't match anything",
+         "no such option"], F),
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
