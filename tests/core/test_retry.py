@@ -218,29 +218,30 @@ def test_write_refused_with_429_is_not_retried_but_may_be_repeated(loopback: Loo
     )
 
 
-def test_write_that_was_never_dispatched_is_retried(loopback: Loopback, closed_port: str) -> None:
+def test_write_that_was_never_dispatched_is_retried_when_the_tool_opts_in(
+    loopback: Loopback, closed_port: str
+) -> None:
     ok = loopback.script("/pay", Reply(200, body=b'{"charged": 5}'))
 
     def pay(ctx: CallContext) -> Any:
         return post(closed_port + "/pay" if ctx.attempt == 1 else ok, ctx)
 
     with testing() as log:
-        result = execute(pay, tool="pay", effect="write")
+        result = execute(
+            pay, tool="pay", effect="write", policy=RetryPolicy(retry_before_dispatch=True)
+        )
     assert result == {"charged": 5}
     assert len(loopback.hits("/pay")) == 1
     assert len(log.sleeps) == 1
 
 
-def test_before_dispatch_retry_can_be_switched_off(closed_port: str) -> None:
-    policy = RetryPolicy(retry_before_dispatch=False)
+def test_before_dispatch_is_not_trusted_by_default(closed_port: str) -> None:
     with testing():
-        result = execute(
-            lambda ctx: post(closed_port, ctx), tool="pay", effect="write", policy=policy
-        )
+        result = execute(lambda ctx: post(closed_port, ctx), tool="pay", effect="write")
     assert isinstance(result, ToolFailure)
     assert result.attempts == 1
-    assert result.outcome_unknown is False
-    assert result.guidance == TRANSIENT
+    assert result.outcome_unknown is True
+    assert result.guidance == VERIFY_FIRST
 
 
 def test_ambiguous_write_failure_may_have_landed() -> None:

@@ -125,7 +125,9 @@ class _Call:
         return ctx
 
     def needs_verify(self, info: ExceptionInfo) -> bool:
-        return outcome_unknown(info, self.effect)
+        return outcome_unknown(
+            info, self.effect, trust_dispatch=self.policy.retry_before_dispatch
+        )
 
     def step(
         self, ctx: CallContext, exc: BaseException, info: ExceptionInfo, verified: bool | None

@@ -215,8 +215,14 @@ class RetryPolicy:
     on_attempt: Callable[[CallContext], None] | None = None
     on_sleep: Callable[[CallContext, float], None] | None = None
     on_give_up: Callable[[ToolFailure], None] | None = None
-    retry_before_dispatch: bool = True
-    """Retry failures that demonstrably never left the client, whatever the effect."""
+    retry_before_dispatch: bool = False
+    """Trust the exception: a failure that looks like it never left the client (a refused
+    connection, a failed DNS lookup) means nothing happened, so a write may be repeated.
+
+    Off by default, because a Python tool may have done anything before the exception
+    it raises (written a row, then failed to notify).  Opt in only for a tool that is
+    one request.
+    """
     max_wait: float = 60.0
 
     def __post_init__(self) -> None:
@@ -330,13 +336,17 @@ def _rejected(status: int | None) -> bool:
     return status is not None and (400 <= status < 500 or status == 503)
 
 
-def outcome_unknown(info: ExceptionInfo, effect: Effect) -> bool:
+def outcome_unknown(info: ExceptionInfo, effect: Effect, *, trust_dispatch: bool = False) -> bool:
     """Whether a failed call of a non-repeatable tool may nevertheless have taken effect.
 
-    Known not to have landed: never dispatched, refused with a 4xx or 503, or
-    a failure whose kind says the input or the permissions were rejected.
+    Known not to have landed: refused with a 4xx or 503, a failure whose kind
+    says the input or the permissions were rejected, or (only for a tool that
+    opted in with ``trust_dispatch``, see ``RetryPolicy.retry_before_dispatch``)
+    a failure that never left the client.
     """
-    if effect.repeatable or info.before_dispatch or _rejected(info.status):
+    if effect.repeatable or _rejected(info.status):
+        return False
+    if trust_dispatch and info.before_dispatch:
         return False
     return info.kind in (Kind.TRANSIENT, Kind.AMBIGUOUS)
 
