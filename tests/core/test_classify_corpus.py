@@ -80,15 +80,25 @@ def test_ambiguous_texts_stay_ambiguous() -> None:
         }  # fmt: skip
 
 
-_ALL_WORDS = sorted({*words.WIDE_TABLE, *words.OWN_TIMEOUT})
+_ALL_WORDS = sorted({*words.WIDE_TABLE, *words.OWN_TIMEOUT, *words.OVERRIDE})
 _PRIORITY = {Kind.AMBIGUOUS: 0, Kind.UNRECOVERABLE: 1, Kind.TRANSIENT: 2, Kind.FIXABLE: 3}
 
 
-def _brute_force(text: str, table: dict[str, Kind]) -> Kind | None:
-    """The paper's definition: every word tested as a substring, the best kind wins."""
-    found = [Kind.AMBIGUOUS for word in words.OWN_TIMEOUT if word in text]
-    found += [kind for word, kind in table.items() if word in text]
-    return min(found, key=_PRIORITY.__getitem__) if found else None
+def _brute_force(
+    text: str, table: dict[str, Kind], overrides: dict[str, Kind] | None = None
+) -> Kind | None:
+    """The paper's definition: every word tested as a substring, the best kind wins.
+
+    A veto (a command's own timeout) wins outright, then an override, then the table.
+    """
+    found = [(0.0, Kind.AMBIGUOUS) for word in words.OWN_TIMEOUT if word in text]
+    found += [
+        (0.5 + _PRIORITY[kind] / 10, kind)
+        for word, kind in (overrides or {}).items()
+        if word in text
+    ]
+    found += [(float(_PRIORITY[kind]), kind) for word, kind in table.items() if word in text]
+    return min(found, key=lambda item: item[0])[1] if found else None
 
 
 _pieces = st.one_of(
@@ -106,5 +116,7 @@ _pieces = st.one_of(
 def test_anchored_matcher_equals_substring_search(text: str) -> None:
     wide = words.WIDE_MATCHER.best(text)
     common = words.COMMON_MATCHER.best(text)
-    assert (wide[0] if wide else None) == _brute_force(text, dict(words.WIDE_TABLE))
+    assert (wide[0] if wide else None) == _brute_force(
+        text, dict(words.WIDE_TABLE), dict(words.OVERRIDE)
+    )
     assert (common[0] if common else None) == _brute_force(text, dict(words.COMMON))

@@ -81,3 +81,66 @@ def test_a_one_request_tool_may_opt_in_to_before_dispatch_retries() -> None:
         )
     assert (result, calls) == ("sent", [1, 2])
     assert toolmend.RetryPolicy().retry_before_dispatch is False
+
+
+async def test_cancelled_calls_give_their_retry_tokens_back() -> None:
+    import asyncio
+
+    budget = toolmend.RetryBudget(capacity=10)
+    policy = RetryPolicy(base=0.001, cap=0.001, budget=budget)
+    hang = asyncio.Event()
+
+    async def flaky(ctx: CallContext) -> Any:
+        if ctx.attempt == 1:
+            raise ConnectionResetError(104, "Connection reset by peer")
+        await hang.wait()
+
+    tasks = [
+        asyncio.ensure_future(
+            toolmend.aexecute(flaky, tool="status", effect="read_only", policy=policy)
+        )
+        for _ in range(10)
+    ]
+    for _ in range(200):
+        await asyncio.sleep(0.005)
+        if budget.available <= 0.5:
+            break
+    assert budget.available < 1
+    for task in tasks:
+        task.cancel()
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    assert all(isinstance(r, asyncio.CancelledError) for r in results)
+    assert budget.available == 10
+
+    async def once_then_ok(ctx: CallContext) -> Any:
+        if ctx.attempt < 3:
+            raise ConnectionResetError(104, "Connection reset by peer")
+        return "ok"
+
+    assert (
+        await toolmend.aexecute(once_then_ok, tool="status", effect="read_only", policy=policy)
+        == "ok"
+    )
+
+
+async def test_concurrent_calls_under_testing_each_have_their_own_clock() -> None:
+    import asyncio
+
+    budget = toolmend.RetryBudget(capacity=1000)
+    policy = RetryPolicy(attempts=3, base=8.0, cap=8.0, deadline=20.0, budget=budget)
+
+    async def twice_then_ok(ctx: CallContext) -> Any:
+        await asyncio.sleep(0)
+        if ctx.attempt < 3:
+            raise ConnectionResetError(104, "Connection reset by peer")
+        return ctx.attempt
+
+    with testing(seed=7):
+        results = await asyncio.gather(
+            *(
+                toolmend.aexecute(twice_then_ok, tool="status", effect="read_only", policy=policy)
+                for _ in range(200)
+            )
+        )
+    assert results == [3] * 200
+    assert budget.available == 1000

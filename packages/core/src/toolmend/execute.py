@@ -37,6 +37,7 @@ from .retry import (
     asleep,
     backoff,
     budget_for,
+    call_clock,
     decide,
     now,
     outcome_unknown,
@@ -118,6 +119,8 @@ class _Call:
         self.key = key or uuid.uuid4().hex
         self.started = now()
         self.history: list[AttemptRecord] = []
+        self.taken = 0
+        self.settled = False
 
     def context(self, attempt: int) -> CallContext:
         ctx = CallContext(self.tool, self.arguments, attempt, self.key)
@@ -125,9 +128,7 @@ class _Call:
         return ctx
 
     def needs_verify(self, info: ExceptionInfo) -> bool:
-        return outcome_unknown(
-            info, self.effect, trust_dispatch=self.policy.retry_before_dispatch
-        )
+        return outcome_unknown(info, self.effect, trust_dispatch=self.policy.retry_before_dispatch)
 
     def step(
         self, ctx: CallContext, exc: BaseException, info: ExceptionInfo, verified: bool | None
@@ -144,8 +145,11 @@ class _Call:
             elapsed=now() - self.started,
             jitter=backoff(self.policy, ctx.attempt),
         )
-        if decision.retry and not self.budget.acquire():
-            decision = Decision(False, stop=Stop.BUDGET)
+        if decision.retry:
+            if self.budget.acquire():
+                self.taken += 1
+            else:
+                decision = Decision(False, stop=Stop.BUDGET)
         self.history.append(
             AttemptRecord(
                 attempt=ctx.attempt,
@@ -176,6 +180,7 @@ class _Call:
     def succeeded(self, value: Any, loop: LoopGuard | None) -> None:
         """Account for a returned value; a returned ToolFailure (a guarded tool) is a failure."""
         returned = value if isinstance(value, ToolFailure) else None
+        self.settled = True
         self.budget.settle(succeeded=returned is None, retries=len(self.history))
         self._report()
         if loop is not None:
@@ -194,6 +199,7 @@ class _Call:
         loop: LoopGuard | None,
     ) -> ToolFailure:
         attempts = len(self.history)
+        self.settled = True
         self.budget.settle(succeeded=False, retries=attempts - 1)
         failure = failure_from_exception(
             exc,
@@ -210,6 +216,12 @@ class _Call:
             _guarded(loop.after, self.tool, self.arguments, failure)
         self._hook(self.policy.on_give_up, failure)
         return failure
+
+    def interrupted(self) -> None:
+        """The call was cancelled or interrupted: its retry tokens go back to the budget."""
+        if not self.settled and self.taken:
+            self.budget.refund(self.taken)
+            self.settled = True
 
     @staticmethod
     def _hook(hook: Callable[..., Any] | None, *args: Any) -> None:
@@ -300,6 +312,14 @@ def execute(
     blocked = _before(loop, call)
     if blocked is not None:
         return blocked
+    with call_clock():
+        call.started = now()
+        return _run_sync(thunk, call, loop, verify)
+
+
+def _run_sync(
+    thunk: Callable[[CallContext], T], call: _Call, loop: LoopGuard | None, verify: Verify | None
+) -> T | ToolFailure:
     retrying = tenacity.Retrying(
         retry=tenacity.retry_if_exception_type(_Retry),
         wait=_wait,
@@ -307,22 +327,25 @@ def execute(
         sleep=sleep,
         reraise=True,
     )
-    for attempt in retrying:
-        with attempt:
-            ctx = call.context(attempt.retry_state.attempt_number)
-            try:
-                value = thunk(ctx)
-            except BaseException as exc:
-                if passes_through(exc, call.passthrough):
-                    raise
-                info = classify_exception(exc)
-                verified = _verify_sync(verify, ctx, exc) if call.needs_verify(info) else None
-                decision = call.step(ctx, exc, info, verified)
-                if decision.retry and decision.delay is not None:
-                    raise _Retry(decision.delay) from None
-                return call.failed(exc, info, decision, verified, loop)
-            call.succeeded(value, loop)
-            return value
+    try:
+        for attempt in retrying:
+            with attempt:
+                ctx = call.context(attempt.retry_state.attempt_number)
+                try:
+                    value = thunk(ctx)
+                except BaseException as exc:
+                    if passes_through(exc, call.passthrough):
+                        raise
+                    info = classify_exception(exc)
+                    verified = _verify_sync(verify, ctx, exc) if call.needs_verify(info) else None
+                    decision = call.step(ctx, exc, info, verified)
+                    if decision.retry and decision.delay is not None:
+                        raise _Retry(decision.delay) from None
+                    return call.failed(exc, info, decision, verified, loop)
+                call.succeeded(value, loop)
+                return value
+    finally:
+        call.interrupted()
     raise AssertionError("unreachable: tenacity stops only by returning")  # pragma: no cover
 
 
@@ -354,6 +377,17 @@ async def aexecute(
     blocked = _before(loop, call)
     if blocked is not None:
         return blocked
+    with call_clock():
+        call.started = now()
+        return await _run_async(thunk, call, loop, verify)
+
+
+async def _run_async(
+    thunk: Callable[[CallContext], Awaitable[T]],
+    call: _Call,
+    loop: LoopGuard | None,
+    verify: Verify | None,
+) -> T | ToolFailure:
     retrying = tenacity.AsyncRetrying(
         retry=tenacity.retry_if_exception_type(_Retry),
         wait=_wait,
@@ -361,22 +395,25 @@ async def aexecute(
         sleep=asleep,
         reraise=True,
     )
-    async for attempt in retrying:
-        with attempt:
-            ctx = call.context(attempt.retry_state.attempt_number)
-            try:
-                value = await thunk(ctx)
-            except BaseException as exc:
-                if passes_through(exc, call.passthrough):
-                    raise
-                info = classify_exception(exc)
-                verified = (
-                    await _verify_async(verify, ctx, exc) if call.needs_verify(info) else None
-                )
-                decision = call.step(ctx, exc, info, verified)
-                if decision.retry and decision.delay is not None:
-                    raise _Retry(decision.delay) from None
-                return call.failed(exc, info, decision, verified, loop)
-            call.succeeded(value, loop)
-            return value
+    try:
+        async for attempt in retrying:
+            with attempt:
+                ctx = call.context(attempt.retry_state.attempt_number)
+                try:
+                    value = await thunk(ctx)
+                except BaseException as exc:
+                    if passes_through(exc, call.passthrough):
+                        raise
+                    info = classify_exception(exc)
+                    verified = (
+                        await _verify_async(verify, ctx, exc) if call.needs_verify(info) else None
+                    )
+                    decision = call.step(ctx, exc, info, verified)
+                    if decision.retry and decision.delay is not None:
+                        raise _Retry(decision.delay) from None
+                    return call.failed(exc, info, decision, verified, loop)
+                call.succeeded(value, loop)
+                return value
+    finally:
+        call.interrupted()
     raise AssertionError("unreachable: tenacity stops only by returning")  # pragma: no cover

@@ -9,6 +9,7 @@ from turning every call into several.
 
 from __future__ import annotations
 
+import contextvars
 import enum
 import math
 import random
@@ -163,6 +164,11 @@ class RetryBudget:
             self._tokens -= 1.0
             return True
 
+    def refund(self, tokens: int) -> None:
+        """Give back tokens taken for retries that never ran (the call was cancelled)."""
+        with self._lock:
+            self._tokens = min(self.capacity, self._tokens + float(tokens))
+
     def settle(self, *, succeeded: bool, retries: int) -> None:
         """Account for one finished logical call that used ``retries`` retries."""
         with self._lock:
@@ -266,8 +272,8 @@ def testing(enabled: bool = True, *, seed: int | None = None) -> Iterator[SleepL
     """Record sleeps instead of sleeping, and make time virtual, for tests and benchmarks.
 
     While enabled, a retry's wait is appended to the yielded log and the clock
-    that the deadline reads is the sum of the recorded sleeps, so deadline
-    behaviour is exact and instant.  The per-tool budgets start fresh inside
+    that the deadline reads is the sum of the sleeps recorded by that call, so
+    deadline behaviour is exact and instant, also for concurrent calls.  The per-tool budgets start fresh inside
     the block and are restored after it.  ``seed`` makes the jitter
     reproducible.  Process-wide, like ``stamina.set_testing``.
     """
@@ -289,17 +295,44 @@ def testing(enabled: bool = True, *, seed: int | None = None) -> Iterator[SleepL
 testing.__test__ = False  # type: ignore[attr-defined]  # not a test for pytest to collect
 
 
+# Under testing(), each call keeps its own virtual clock, so concurrent calls do not
+# age each other; outside a call, the clock is the sum of every recorded sleep.
+_call_clock: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar(
+    "toolmend_call_clock", default=None
+)
+
+
+@contextmanager
+def call_clock() -> Iterator[None]:
+    """Give the enclosed call its own virtual clock while :func:`testing` is on."""
+    token = _call_clock.set([0.0])
+    try:
+        yield
+    finally:
+        _call_clock.reset(token)
+
+
 def now() -> float:
-    """Monotonic seconds; virtual (the recorded sleeps) under :func:`testing`."""
+    """Monotonic seconds; virtual (the call's recorded sleeps) under :func:`testing`."""
     log = _state.log
-    return log.total if log is not None else time.monotonic()
+    if log is None:
+        return time.monotonic()
+    own = _call_clock.get()
+    return own[0] if own is not None else log.total
+
+
+def _record(log: SleepLog, seconds: float) -> None:
+    log.sleeps.append(seconds)
+    own = _call_clock.get()
+    if own is not None:
+        own[0] += seconds
 
 
 def sleep(seconds: float) -> None:
     """Sleep, or record the sleep under :func:`testing`."""
     log = _state.log
     if log is not None:
-        log.sleeps.append(seconds)
+        _record(log, seconds)
     elif seconds > 0:
         time.sleep(seconds)
 
@@ -310,7 +343,7 @@ async def asleep(seconds: float) -> None:
 
     log = _state.log
     if log is not None:
-        log.sleeps.append(seconds)
+        _record(log, seconds)
         await asyncio.sleep(0)
     else:
         await asyncio.sleep(max(0.0, seconds))

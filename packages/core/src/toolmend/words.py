@@ -305,16 +305,16 @@ class Matcher:
         veto: Iterable[str] = (),
         overrides: Mapping[str, Kind] | None = None,
     ) -> None:
-        listed = [(word, A, 0) for word in veto]
-        listed += [(word, kind, 0) for word, kind in (overrides or {}).items()]
+        listed: list[tuple[str, Kind, float]] = [(word, A, 0) for word in veto]
+        listed += [(w, k, 0.5 + _PRIORITY[k] / 10) for w, k in (overrides or {}).items()]
         listed += [(word, kind, _PRIORITY[kind]) for word, kind in table.items()]
         anchors = _anchors([word for word, _, _ in listed])
-        groups: dict[str, list[tuple[str, Kind, int, int]]] = {}
+        groups: dict[str, list[tuple[str, Kind, float, int]]] = {}
         for word, kind, rank in listed:
             anchor = anchors[word]
             groups.setdefault(word[anchor], []).append((word, kind, rank, anchor))
         entries: list[tuple[Kind, str]] = []
-        ranks: list[int] = []
+        ranks: list[float] = []
         branches: list[str] = []
         for char, items in groups.items():
             levels = []
@@ -332,10 +332,11 @@ class Matcher:
     def find(self, text: str) -> int:
         """Index in :attr:`entries` of the first word of the highest priority, or -1.
 
-        A veto word or an override wins outright.
+        A veto word wins outright; then an override; then unrecoverable before
+        transient before fixable.
         """
         best = -1
-        rank = 4
+        rank = 4.0
         ranks = self._ranks
         search = self._search
         match = search(text)
