@@ -273,9 +273,10 @@ def testing(enabled: bool = True, *, seed: int | None = None) -> Iterator[SleepL
 
     While enabled, a retry's wait is appended to the yielded log and the clock
     that the deadline reads is the sum of the sleeps recorded by that call, so
-    deadline behaviour is exact and instant, also for concurrent calls.  The per-tool budgets start fresh inside
-    the block and are restored after it.  ``seed`` makes the jitter
-    reproducible.  Process-wide, like ``stamina.set_testing``.
+    deadline behaviour is exact and instant, also for concurrent calls.  The
+    per-tool budgets start fresh inside the block and are restored after it.
+    ``seed`` makes the jitter reproducible.  Process-wide, like
+    ``stamina.set_testing``.
     """
     log = SleepLog()
     with _state.lock, _budgets_lock:
