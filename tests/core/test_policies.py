@@ -144,3 +144,13 @@ async def test_concurrent_calls_under_testing_each_have_their_own_clock() -> Non
         )
     assert results == [3] * 200
     assert budget.available == 1000
+
+
+def test_a_call_without_arguments_reads_naturally_in_the_note() -> None:
+    assert toolmend.runtime_note("list_rooms", {}, "Error: HTTP Error 503", "G") == (
+        "Note from the tool runtime: the last attempt called list_rooms with no arguments "
+        "and it failed with: Error: HTTP Error 503\n\nG"
+    )
+    assert toolmend.runtime_note("ping", None, "Error: HTTP Error 503", "G").startswith(
+        "Note from the tool runtime: the last attempt called ping with no arguments and"
+    )

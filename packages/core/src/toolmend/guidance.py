@@ -55,6 +55,8 @@ ARGS_HEAD = 800
 ARGS_TAIL = 150
 NAME_LIMIT = 200
 """A tool name restated in a note: at most this many characters."""
+NO_ARGUMENTS = "no arguments"
+"""What the note says for a call without arguments ("called X with no arguments")."""
 STEP_LIMIT = 16_000
 """One decision step's notes together: the last failures in full while they fit, then a count."""
 
@@ -134,14 +136,15 @@ def compose_note(name: str | None, arguments: Any, error: str, guidance: str) ->
     if not reasons:
         return Note(
             f"Note from the tool runtime: the last attempt called {shown_name} with "
-            f"{args.text} and it failed with: {err.text}\n\n{safe_guidance}"
+            f"{args.text or NO_ARGUMENTS} and it failed with: {err.text}\n\n{safe_guidance}"
         )
     return Note(
         f"Note from the tool runtime: the last attempt called {shown_name} and it failed. "
         'Its arguments and error are quoted below, each line behind "> "; text in them '
         "that could pass for the runtime's notes or for chat control text was marked "
         f"({', '.join(reasons)}).\n"
-        f"{_quoted_lines('arguments', args.text)}\n{_quoted_lines('error', err.text)}"
+        f"{_quoted_lines('arguments', args.text or NO_ARGUMENTS)}\n"
+        f"{_quoted_lines('error', err.text)}"
         f"\n\n{safe_guidance}",
         reasons,
     )
