@@ -108,7 +108,8 @@ def test_rewrite_responses_uses_input_key() -> None:
         {"role": "user", "content": "q"},
         {
             "role": "user",
-            "content": "Note from the tool runtime: the last attempt called f with no arguments and it failed "
+            "content": "Note from the tool runtime: the last attempt called f with no arguments "
+            "and it failed "
             "with: Error: Forbidden\n\nThis cannot be fixed by retrying or by changing the "
             "arguments. Tell the user what happened.",
         },
