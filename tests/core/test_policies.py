@@ -154,3 +154,39 @@ def test_a_call_without_arguments_reads_naturally_in_the_note() -> None:
     assert toolmend.runtime_note("ping", None, "Error: HTTP Error 503", "G").startswith(
         "Note from the tool runtime: the last attempt called ping with no arguments and"
     )
+
+
+async def test_the_deadline_bounds_a_running_attempt() -> None:
+    import asyncio
+    import time
+
+    async def slow_failure(ctx: CallContext) -> Any:
+        await asyncio.sleep(0.4)
+        raise ConnectionResetError(104, "Connection reset by peer")
+
+    policy = RetryPolicy(attempts=3, base=0.0, cap=0.0, deadline=1.0)
+    start = time.monotonic()
+    result = await toolmend.aexecute(slow_failure, tool="status", effect="read_only", policy=policy)
+    wall = time.monotonic() - start
+    assert isinstance(result, ToolFailure)
+    assert result.attempts == 3
+    assert 0.95 <= wall < 1.15
+    assert result.history[-1].error == "TimeoutError: attempt timed out after 0.2 s"
+
+
+async def test_an_attempt_timeout_bounds_each_attempt() -> None:
+    import asyncio
+
+    async def hang_once(ctx: CallContext) -> Any:
+        if ctx.attempt == 1:
+            await asyncio.sleep(30)
+        return "ok"
+
+    policy = RetryPolicy(attempts=2, base=0.0, cap=0.0, attempt_timeout=0.2)
+    history: list[Any] = []
+    result = await toolmend.aexecute(
+        hang_once, tool="status", effect="read_only", policy=policy, history=history
+    )
+    assert result == "ok"
+    assert [(h.attempt, h.kind.value) for h in history] == [(1, "transient")]
+    assert history[0].error == "TimeoutError: attempt timed out after 0.2 s"

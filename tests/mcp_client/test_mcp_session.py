@@ -454,3 +454,21 @@ async def test_cancellation_passes_through(connect: Connect) -> None:
         after = await session.call_tool("add", {"a": 1, "b": 2})
     assert scope.cancelled_caught is True
     assert texts(after) == ["3"]
+
+
+# -- a hung server -------------------------------------------------------------------
+
+
+async def test_a_hung_server_gives_a_transient_result_not_a_hang(connect: Connect) -> None:
+    async with connect() as client:
+        session = RecoveringSession(
+            client,
+            effects={"slow": "read_only"},
+            retry=RetryPolicy(attempts=2, base=0.0, cap=0.0),
+            read_timeout=0.3,
+        )
+        with anyio.fail_after(5):
+            result = await session.call_tool("slow", {"seconds": 30})
+    findings = found(result)
+    assert result.is_error is True
+    assert (findings["kind"], findings["attempts"]) == ("transient", 2)

@@ -127,6 +127,15 @@ class _Call:
         self._hook(self.policy.on_attempt, ctx)
         return ctx
 
+    def time_left(self) -> float | None:
+        """How long the next attempt of an async call may run (attempt timeout, deadline)."""
+        limits = []
+        if self.policy.attempt_timeout is not None:
+            limits.append(self.policy.attempt_timeout)
+        if self.policy.deadline is not None:
+            limits.append(max(0.0, self.policy.deadline - (now() - self.started)))
+        return min(limits) if limits else None
+
     def needs_verify(self, info: ExceptionInfo) -> bool:
         return outcome_unknown(info, self.effect, trust_dispatch=self.policy.retry_before_dispatch)
 
@@ -382,6 +391,22 @@ async def aexecute(
         return await _run_async(thunk, call, loop, verify)
 
 
+async def _bounded(work: Awaitable[T], limit: float | None) -> T:
+    """Await ``work``, cut after ``limit`` seconds (asyncio): a timeout after the send."""
+    if limit is None:
+        return await work
+    import asyncio
+
+    timeout = asyncio.timeout(limit)
+    try:
+        async with timeout:
+            return await work
+    except TimeoutError:
+        if timeout.expired():
+            raise TimeoutError(f"attempt timed out after {limit:.1f} s") from None
+        raise
+
+
 async def _run_async(
     thunk: Callable[[CallContext], Awaitable[T]],
     call: _Call,
@@ -400,7 +425,7 @@ async def _run_async(
             with attempt:
                 ctx = call.context(attempt.retry_state.attempt_number)
                 try:
-                    value = await thunk(ctx)
+                    value = await _bounded(thunk(ctx), call.time_left())
                 except BaseException as exc:
                     if passes_through(exc, call.passthrough):
                         raise

@@ -230,10 +230,18 @@ class RetryPolicy:
     one request.
     """
     max_wait: float = 60.0
+    attempt_timeout: float | None = None
+    """Seconds one attempt of an async call may run before it counts as timed out.
+
+    Async calls are also cut at ``deadline``, attempt included.  A sync call cannot
+    be interrupted: its deadline bounds the waits between attempts, not an attempt.
+    """
 
     def __post_init__(self) -> None:
         if self.attempts < 1:
             raise ValueError("attempts must be >= 1")
+        if self.attempt_timeout is not None and self.attempt_timeout <= 0:
+            raise ValueError("attempt_timeout must be > 0 or None")
         if self.base < 0 or self.cap < 0 or self.max_wait < 0:
             raise ValueError("base, cap and max_wait must be >= 0")
         if self.deadline is not None and self.deadline < 0:

@@ -123,8 +123,10 @@ class RecoveringSession:
         contracts: Contracts | None = None,
         loop: LoopGuard | None = None,
         raise_protocol_errors: bool = False,
+        read_timeout: float | None = 30.0,
     ) -> None:
         self.wrapped = session_or_client
+        self.read_timeout = read_timeout
         self.effects = {name: Effect.parse(value) for name, value in (effects or {}).items()}
         self.trust_annotations = trust_annotations
         self.policy = retry if retry is not None else RetryPolicy.none()
@@ -233,7 +235,9 @@ class RecoveringSession:
                     result = await self.wrapped.call_tool(
                         name,
                         arguments,
-                        read_timeout_seconds,
+                        read_timeout_seconds
+                        if read_timeout_seconds is not None
+                        else self.read_timeout,
                         progress_callback,
                         input_responses=input_responses,
                         request_state=request_state,
