@@ -103,8 +103,8 @@ def test_repeat_blocking_can_be_switched_off() -> None:
     assert tool.calls == 2
 
 
-def test_consecutive_failure_budget() -> None:
-    loop = LoopGuard(max_consecutive_failures=3)
+def test_consecutive_failure_budget_with_the_hard_stop() -> None:
+    loop = LoopGuard(max_consecutive_failures=3, hard_stop=True)
     tool = Tool(*[KeyError(str(i)) for i in range(5)])
     for i in range(3):
         assert isinstance(run(loop, tool, "fetch", n=i), ToolFailure)
@@ -115,13 +115,13 @@ def test_consecutive_failure_budget() -> None:
         "Stop using fetch for this task and tell the user what failed."
     )
     assert stopped.rule == "loop-budget"
-    assert loop.consecutive_failures("fetch") == 4
+    assert loop.consecutive_failures("fetch") == 3
     tool.errors = []
     assert run(loop, tool, "other") == "ok"
 
 
 def test_success_resets_the_count() -> None:
-    loop = LoopGuard(max_consecutive_failures=2)
+    loop = LoopGuard(max_consecutive_failures=2, hard_stop=True)
     tool = Tool(KeyError("a"), KeyError("b"))
     run(loop, tool, "fetch", n=1)
     tool.errors = []
@@ -148,15 +148,17 @@ def test_record_for_failures_seen_only_as_text() -> None:
     assert loop.before("edit", {"path": "b"}) is None
 
 
-def test_a_refused_call_counts_toward_the_budget_but_is_no_failure_to_refuse() -> None:
-    loop = LoopGuard(max_consecutive_failures=2)
+def test_a_refused_call_is_no_failure() -> None:
+    loop = LoopGuard(max_consecutive_failures=2, hard_stop=True)
     loop.record("edit", {"path": "a"}, Kind.FIXABLE, "bad", refused=True)
-    assert loop.consecutive_failures("edit") == 1
+    assert loop.consecutive_failures("edit") == 0
     assert loop.before("edit", {"path": "a"}) is None
     loop.record("edit", {"path": "b"}, Kind.AMBIGUOUS)
-    blocked = loop.before("edit", {"path": "c"})
+    loop.record("edit", {"path": "c"}, Kind.AMBIGUOUS)
+    blocked = loop.before("edit", {"path": "d"})
     assert blocked is not None
     assert blocked.rule == "loop-budget"
+    assert loop.consecutive_failures("edit") == 2
 
 
 def test_replay_rebuilds_a_run_from_its_finished_calls() -> None:
@@ -169,7 +171,7 @@ def test_replay_rebuilds_a_run_from_its_finished_calls() -> None:
             Observation("edit", {"path": "/a"}, repeat, "Tool 'edit' was not run"),
         ]
     )
-    assert loop.consecutive_failures("edit") == 2
+    assert loop.consecutive_failures("edit") == 1
     blocked = loop.before("edit", {"path": "/a"})
     assert blocked is not None
     assert str(blocked) == (
@@ -191,7 +193,7 @@ def test_after_quotes_the_text_the_model_was_shown() -> None:
         "The earlier error: a: Input should be a valid integer"
     )
     loop.after("add", {"a": "x"}, blocked, error="ignored")
-    assert loop.consecutive_failures("add") == 2
+    assert loop.consecutive_failures("add") == 1
 
 
 def test_reset() -> None:

@@ -190,3 +190,86 @@ async def test_an_attempt_timeout_bounds_each_attempt() -> None:
     assert result == "ok"
     assert [(h.attempt, h.kind.value) for h in history] == [(1, "transient")]
     assert history[0].error == "TimeoutError: attempt timed out after 0.2 s"
+
+
+# -- 2. the loop guard: advice by default, a circuit breaker on opt-in -------------------
+
+
+def test_a_short_outage_does_not_become_a_permanent_block() -> None:
+    loop = toolmend.LoopGuard()
+    down = {"n": 9}
+
+    def status(ctx: CallContext) -> Any:
+        if down["n"] > 0:
+            down["n"] -= 1
+            raise ConnectionResetError(104, "Connection reset by peer")
+        return "up"
+
+    outcomes = []
+    with testing():
+        for _ in range(6):
+            outcomes.append(
+                execute(
+                    status,
+                    tool="status",
+                    effect="read_only",
+                    loop=loop,
+                    policy=RetryPolicy(attempts=1),
+                )
+            )
+    assert down["n"] == 3
+    assert all(isinstance(o, ToolFailure) and o.rule != "loop-budget" for o in outcomes)
+    assert outcomes[2].guidance.endswith(
+        "The last 3 calls of status failed: if the next one fails too, "
+        "try another way or tell the user what failed."
+    )
+    with testing():
+        for _ in range(4):
+            last = execute(
+                status, tool="status", effect="read_only", loop=loop, policy=RetryPolicy(attempts=1)
+            )
+    assert last == "up"
+    assert loop.consecutive_failures("status") == 0
+
+
+def test_a_valid_call_after_three_invalid_ones_is_sent() -> None:
+    loop = toolmend.LoopGuard()
+    for zone in ("Mars/Olympus", "Moon/Base", "Pluto/Cold"):
+        loop.record(
+            "get_time", {"timezone": zone}, toolmend.Kind.FIXABLE, f"Invalid timezone: {zone}"
+        )
+    assert loop.before("get_time", {"timezone": "Europe/Paris"}) is None
+    refused = loop.before("get_time", {"timezone": "Moon/Base"})
+    assert refused is not None
+    assert refused.rule == "loop-repeat"
+    assert loop.consecutive_failures("get_time") == 3
+
+
+def test_the_opt_in_hard_stop_half_opens_after_its_cool_down() -> None:
+    clock = {"t": 0.0}
+    loop = toolmend.LoopGuard(hard_stop=True, cool_down=60.0, clock=lambda: clock["t"])
+    for i in range(3):
+        loop.record("fetch", {"n": i}, toolmend.Kind.TRANSIENT, "503")
+    first = loop.before("fetch", {"n": 9})
+    assert first is not None
+    assert first.rule == "loop-budget"
+    assert loop.before("fetch", {"n": 10}) is not None
+    assert loop.consecutive_failures("fetch") == 3
+    clock["t"] = 61.0
+    assert loop.before("fetch", {"n": 11}) is None
+    loop.record("fetch", {"n": 11}, toolmend.Kind.TRANSIENT, "503")
+    assert loop.before("fetch", {"n": 12}) is not None
+    clock["t"] = 130.0
+    assert loop.before("fetch", {"n": 13}) is None
+    loop.record("fetch", {"n": 13}, None)
+    assert loop.before("fetch", {"n": 14}) is None
+
+
+def test_remembered_failures_expire_when_the_guard_is_bounded_in_time() -> None:
+    clock = {"t": 0.0}
+    loop = toolmend.LoopGuard(forget_after=300.0, clock=lambda: clock["t"])
+    loop.record("get_time", {"timezone": "Mars"}, toolmend.Kind.FIXABLE, "Invalid timezone")
+    assert loop.before("get_time", {"timezone": "Mars"}) is not None
+    clock["t"] = 301.0
+    assert loop.before("get_time", {"timezone": "Mars"}) is None
+    assert loop.consecutive_failures("get_time") == 0

@@ -664,7 +664,7 @@ def test_history_reports_retries_that_succeeded() -> None:
 def test_a_returned_failure_counts_as_a_failure_for_the_loop_guard() -> None:
     from toolmend import LoopGuard
 
-    loop = LoopGuard(max_consecutive_failures=1)
+    loop = LoopGuard(max_consecutive_failures=1, hard_stop=True)
     inner = execute(lambda ctx: int("x"), tool="parse", effect="read_only")
     assert isinstance(inner, ToolFailure)
     assert execute(lambda ctx: inner, tool="parse", effect="read_only", loop=loop) is inner

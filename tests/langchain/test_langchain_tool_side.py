@@ -145,7 +145,7 @@ def test_form_off_records_but_changes_nothing() -> None:
     assert (rewrite["form"], rewrite["changed"], len(rewrite["detections"])) == ("off", False, 1)
 
 
-def test_loop_budget_stops_a_tool_that_keeps_failing() -> None:
+def test_loop_budget_stops_a_tool_that_keeps_failing_with_the_hard_stop() -> None:
     runs: list[str] = []
 
     @tool
@@ -156,7 +156,9 @@ def test_loop_budget_stops_a_tool_that_keeps_failing() -> None:
 
     script = replies([ai(call("flaky", {"n": i}, f"f{i}")) for i in range(4)] + ["gave up"])
     model = ScriptedChatModel(script=script)
-    agent = create_agent(model, [flaky], middleware=[ToolMendMiddleware()])
+    agent = create_agent(
+        model, [flaky], middleware=[ToolMendMiddleware(loop_guard=LoopGuard(hard_stop=True))]
+    )
     out = agent.invoke(GO)
 
     assert runs == ["0", "1", "2"]
@@ -182,7 +184,7 @@ def test_loop_guard_template_and_off() -> None:
         model = ScriptedChatModel(script=script)
         return create_agent(model, [flaky], middleware=[ToolMendMiddleware(loop_guard=guard)])
 
-    agent_with(LoopGuard(max_consecutive_failures=1)).invoke(GO)
+    agent_with(LoopGuard(max_consecutive_failures=1, hard_stop=True)).invoke(GO)
     assert runs == [0]
     runs.clear()
     agent_with(None).invoke(GO)

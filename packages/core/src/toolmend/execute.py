@@ -223,6 +223,8 @@ class _Call:
         self._report()
         if loop is not None:
             _guarded(loop.after, self.tool, self.arguments, failure)
+            advised = _guarded(loop.advised, failure)
+            failure = advised if isinstance(advised, ToolFailure) else failure
         self._hook(self.policy.on_give_up, failure)
         return failure
 

@@ -3,8 +3,13 @@
 Agents left to themselves repeat a call that cannot succeed (the same bad
 argument, the same missing permission) and keep calling a tool that keeps
 failing.  The guard refuses an exact repeat of a fixable or unrecoverable
-failure, stops a tool after a run of consecutive failures, and, when enabled,
-shrinks failures that a later success superseded to a one-line stub.
+failure; after a run of consecutive failures of a tool it adds advice to the
+failure's guidance and, only when asked to (``hard_stop``), works as a circuit
+breaker that refuses the tool for a cool-down and then lets one trial call
+through.  Refusals are not failures, a success resets the count, and a guard
+that lives longer than one run (an MCP session) forgets after ``forget_after``.
+When enabled, it also shrinks failures that a later success superseded to a
+one-line stub.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ import copy
 import json
 import logging
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,6 +31,7 @@ if TYPE_CHECKING:
     from .failure import ToolFailure
 
 __all__ = [
+    "ADVICE",
     "LOOP_RULES",
     "REPEATED",
     "STUB",
@@ -41,6 +48,10 @@ REPEATED = (
     "The earlier error: {error}"
 )
 STOPPED = "Tool '{tool}' was not run: its last {count} calls failed."
+ADVICE = (
+    "The last {count} calls of {tool} failed: if the next one fails too, "
+    "try another way or tell the user what failed."
+)
 STUB = "[Earlier failure of {tool}, resolved by a later successful call: {error}]"
 _STUB_ERROR = 160
 _BLOCKING = (Kind.FIXABLE, Kind.UNRECOVERABLE)
@@ -84,13 +95,18 @@ class Observation:
 class LoopGuard:
     """Per-run loop state; thread-safe.
 
-    ``max_consecutive_failures`` failures in a row of one tool (default 3)
-    spend its budget: later calls of it are not run and tell the model to stop
-    using it.  A success resets the count.  ``block_exact_repeats`` refuses a
-    call identical to one that failed as fixable or unrecoverable.
-    ``stub_superseded`` only records the choice for adapters, which apply
-    :func:`stub_superseded` to the messages (it changes the prompt prefix,
-    hence off by default).
+    ``block_exact_repeats`` refuses a call identical to one that failed as
+    fixable or unrecoverable.  ``max_consecutive_failures`` failures in a row of
+    one tool (default 3) add :data:`ADVICE` to the guidance of the failure; with
+    ``hard_stop`` they also open a circuit: calls of the tool are refused until
+    ``cool_down`` seconds have passed since its last failure or
+    ``cool_down_calls`` calls were refused, then one trial call runs (a success
+    closes the circuit, a failure opens it again).  Refusals never count as
+    failures, and a success resets the count, so a short outage never blocks for
+    longer than it lasts.  ``forget_after`` (seconds) bounds the memory of a
+    guard that outlives a run.  ``stub_superseded`` only records the choice for
+    adapters, which apply :func:`stub_superseded` to the messages (it changes the
+    prompt prefix, hence off by default).
     """
 
     def __init__(
@@ -98,21 +114,80 @@ class LoopGuard:
         max_consecutive_failures: int = 3,
         block_exact_repeats: bool = True,
         stub_superseded: bool = False,
+        *,
+        hard_stop: bool = False,
+        cool_down: float = 30.0,
+        cool_down_calls: int = 3,
+        forget_after: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_consecutive_failures < 1:
             raise ValueError("max_consecutive_failures must be >= 1")
+        if cool_down < 0 or cool_down_calls < 1:
+            raise ValueError("cool_down must be >= 0 and cool_down_calls >= 1")
+        if forget_after is not None and forget_after <= 0:
+            raise ValueError("forget_after must be > 0 or None")
         self.max_consecutive_failures = max_consecutive_failures
         self.block_exact_repeats = block_exact_repeats
         self.stub_superseded = stub_superseded
+        self.hard_stop = hard_stop
+        self.cool_down = cool_down
+        self.cool_down_calls = cool_down_calls
+        self.forget_after = forget_after
+        self._clock = clock
         self._lock = threading.Lock()
-        self._failed: dict[tuple[str, str], tuple[Kind, str, str | None]] = {}
+        self._failed: dict[tuple[str, str], tuple[Kind, str, str | None, float]] = {}
         self._consecutive: dict[str, int] = {}
+        self._last: dict[str, tuple[float, Kind]] = {}
+        self._refused: dict[str, int] = {}
         self.blocked: list[ToolFailure] = []
         """Every call the guard refused, for reports."""
 
+    def settings(self) -> dict[str, Any]:
+        """The constructor arguments, for adapters that make a fresh guard per run."""
+        return {
+            "max_consecutive_failures": self.max_consecutive_failures,
+            "block_exact_repeats": self.block_exact_repeats,
+            "stub_superseded": self.stub_superseded,
+            "hard_stop": self.hard_stop,
+            "cool_down": self.cool_down,
+            "cool_down_calls": self.cool_down_calls,
+            "forget_after": self.forget_after,
+            "clock": self._clock,
+        }
+
+    def _forget_old(self, now: float) -> None:
+        if self.forget_after is None:
+            return
+        horizon = now - self.forget_after
+        for key in [k for k, v in self._failed.items() if v[3] < horizon]:
+            del self._failed[key]
+        for tool in [t for t, (at, _) in self._last.items() if at < horizon]:
+            self._last.pop(tool, None)
+            self._consecutive.pop(tool, None)
+            self._refused.pop(tool, None)
+
     def consecutive_failures(self, tool: str) -> int:
         with self._lock:
+            self._forget_old(self._clock())
             return self._consecutive.get(tool, 0)
+
+    def advice(self, tool: str) -> str | None:
+        """The advice a run of failures of ``tool`` calls for, if any."""
+        count = self.consecutive_failures(tool)
+        if count < self.max_consecutive_failures:
+            return None
+        return ADVICE.format(tool=tool, count=count)
+
+    def advised(self, failure: ToolFailure) -> ToolFailure:
+        """``failure`` with the run-of-failures advice appended to its guidance, when due."""
+        import dataclasses
+
+        advice = self.advice(failure.tool)
+        if advice is None or failure.rule in LOOP_RULES:
+            return failure
+        guidance = f"{failure.guidance} {advice}" if failure.guidance else advice
+        return dataclasses.replace(failure, guidance=guidance)
 
     def before(self, tool: str, arguments: Mapping[str, Any]) -> ToolFailure | None:
         """A failure to return instead of running the call, or ``None`` to run it."""
@@ -120,24 +195,18 @@ class LoopGuard:
 
         key = (tool, canonical(arguments))
         with self._lock:
+            now = self._clock()
+            self._forget_old(now)
             count = self._consecutive.get(tool, 0)
-            earlier = self._failed.get(key) if self.block_exact_repeats else None
-            if count >= self.max_consecutive_failures:
-                self._consecutive[tool] = count + 1
-                kind = earlier[0] if earlier else Kind.UNRECOVERABLE
-                failure = ToolFailure(
-                    tool=tool,
-                    arguments=dict(arguments) if isinstance(arguments, Mapping) else {},
-                    kind=kind,
-                    attempts=0,
-                    cause=STOPPED.format(tool=tool, count=count),
-                    guidance=LOOP_BUDGET.format(tool=tool, count=count),
-                    rule="loop-budget",
-                    reason=f"{count} consecutive failures",
-                )
-            elif earlier is not None:
-                self._consecutive[tool] = count + 1
-                kind, error, guidance = earlier
+            entry = self._failed.get(key) if self.block_exact_repeats else None
+            open_circuit = (
+                self.hard_stop
+                and count >= self.max_consecutive_failures
+                and now - self._last.get(tool, (now, Kind.AMBIGUOUS))[0] < self.cool_down
+                and self._refused.get(tool, 0) < self.cool_down_calls
+            )
+            if entry is not None:
+                kind, error, guidance, _ = entry
                 failure = ToolFailure(
                     tool=tool,
                     arguments=dict(arguments) if isinstance(arguments, Mapping) else {},
@@ -147,6 +216,18 @@ class LoopGuard:
                     guidance=guidance,
                     rule="loop-repeat",
                     reason="exact repeat of a failed call",
+                )
+            elif open_circuit:
+                self._refused[tool] = self._refused.get(tool, 0) + 1
+                failure = ToolFailure(
+                    tool=tool,
+                    arguments=dict(arguments) if isinstance(arguments, Mapping) else {},
+                    kind=self._last.get(tool, (now, Kind.UNRECOVERABLE))[1],
+                    attempts=0,
+                    cause=STOPPED.format(tool=tool, count=count),
+                    guidance=LOOP_BUDGET.format(tool=tool, count=count),
+                    rule="loop-budget",
+                    reason=f"{count} consecutive failures",
                 )
             else:
                 return None
@@ -188,20 +269,30 @@ class LoopGuard:
 
         ``error`` is repeated to the model if the exact call comes again;
         ``guidance`` defaults to the kind's sentence.  ``refused`` marks a call
-        that a guard refused: it counts toward the tool's run of failures but
-        is no failure of its own to refuse a repeat of.
+        that a guard refused: it is no failure (it neither counts toward the
+        tool's run of failures nor is a failure to refuse a repeat of), but it
+        counts toward ``cool_down_calls``.
         """
         with self._lock:
+            now = self._clock()
+            if refused:
+                self._refused[tool] = self._refused.get(tool, 0) + 1
+                return
             if kind is None:
                 self._consecutive[tool] = 0
+                self._refused.pop(tool, None)
+                self._last.pop(tool, None)
                 return
             self._consecutive[tool] = self._consecutive.get(tool, 0) + 1
-            if kind in _BLOCKING and not refused:
+            self._refused.pop(tool, None)
+            self._last[tool] = (now, kind)
+            if kind in _BLOCKING:
                 text = error if error is not None else f"{tool} failed ({kind.value})"
                 self._failed[(tool, canonical(arguments))] = (
                     kind,
                     text,
                     guidance if guidance is not None else GUIDANCE[kind],
+                    now,
                 )
 
     def replay(self, observations: Iterable[Observation]) -> None:
@@ -209,8 +300,7 @@ class LoopGuard:
 
         For adapters that keep no guard between calls and rebuild one from the
         conversation: a call the guard refused then (rule ``loop-repeat`` or
-        ``loop-budget``) counts toward the tool's run of failures again, as it
-        did when it happened.
+        ``loop-budget``) is a refusal again, not a failure.
         """
         for seen in observations:
             verdict = seen.verdict
@@ -232,8 +322,12 @@ class LoopGuard:
             if tool is None:
                 self._failed.clear()
                 self._consecutive.clear()
+                self._last.clear()
+                self._refused.clear()
                 return
             self._consecutive.pop(tool, None)
+            self._last.pop(tool, None)
+            self._refused.pop(tool, None)
             for key in [k for k in self._failed if k[0] == tool]:
                 del self._failed[key]
 

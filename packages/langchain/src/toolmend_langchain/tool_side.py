@@ -70,12 +70,8 @@ def loop_factory(spec: LoopGuardSpec) -> Callable[[], LoopGuard] | None:
     if spec is True:
         return LoopGuard
     if isinstance(spec, LoopGuard):
-        template = spec
-        return lambda: LoopGuard(
-            template.max_consecutive_failures,
-            template.block_exact_repeats,
-            template.stub_superseded,
-        )
+        settings = spec.settings()
+        return lambda: LoopGuard(**settings)
     if callable(spec):
         return spec
     raise TypeError(f"loop_guard must be a LoopGuard, a factory, True or None, not {spec!r}")

@@ -58,6 +58,8 @@ log = logging.getLogger("toolmend.mcp")
 
 _MAX_PAGES = 100
 _DEFAULT_RETRY = RetryPolicy()
+SESSION_MEMORY = 600.0
+"""Seconds a session's default loop guard remembers a failure: a session has no run."""
 
 
 def _shown(exc: BaseException | None) -> str | None:
@@ -99,7 +101,12 @@ class RecoveringSession:
       undeclared effect (``readOnlyHint`` / ``idempotentHint``); the spec calls
       them untrusted hints, so they are ignored by default.
     - ``retry`` is the core's policy (``None``: never retry); ``loop`` the loop
-      guard for this conversation (a fresh one by default).
+      guard for this session.  A session has no run, so the default guard
+      forgets a failure after ``SESSION_MEMORY`` seconds (10 minutes); it
+      refuses exact repeats of fixable and unrecoverable calls and only advises
+      after a run of failures.  ``read_timeout`` (seconds, default 30) bounds a
+      call whose caller gave no ``read_timeout_seconds``: a hung server gives a
+      transient result.
     - ``form`` is how guidance reaches the model: ``c1`` appends it to the
       result's text; ``c2``-``c4`` leave the content alone and put the runtime
       note in the findings for the host's own rewrite; ``off`` changes no content
@@ -132,7 +139,7 @@ class RecoveringSession:
         self.policy = retry if retry is not None else RetryPolicy.none()
         self.form = Form.parse(form)
         self.contracts = contracts
-        self.loop = loop if loop is not None else LoopGuard()
+        self.loop = loop if loop is not None else LoopGuard(forget_after=SESSION_MEMORY)
         self.raise_protocol_errors = raise_protocol_errors
         self._catalog = Catalog(self.effects, trust_annotations)
         self._declared: Contracts | None = contracts
@@ -283,9 +290,10 @@ class RecoveringSession:
             rule, source = exc.verdict.rule or rule, exc.verdict.source or Source.FLAG
         else:
             base = error_result(text)
+        self.loop.after(name, dict(arguments or {}), failure, error=text)
+        failure = self.loop.advised(failure)
         guidance = failure.guidance
         note = compose_note(name, arguments, text, guidance) if guidance else None
-        self.loop.after(name, dict(arguments or {}), failure, error=text)
         if self.raise_protocol_errors and isinstance(exc, MCPError):
             raise exc
         findings = Findings(
