@@ -367,3 +367,49 @@ def test_odd_requests_never_raise_from_toolmend() -> None:
         runtime=None,  # type: ignore[arg-type]
     )
     assert side.call(request, lambda _: reply) is reply
+
+
+# -- an error ToolMessage returned by the tool (langchain-mcp-adapters, handle_tool_errors) --
+
+
+def _dropping_fetch(runs: list[str]) -> Any:
+    from langchain_core.tools import ToolException
+
+    @tool
+    def fetch(url: str) -> str:
+        """Fetch a page."""
+        runs.append(url)
+        if len(runs) == 1:
+            raise ToolException("Error: connection reset by peer (ECONNRESET)")
+        return "page text"
+
+    fetch.handle_tool_error = True
+    return fetch
+
+
+def test_a_returned_transient_error_is_retried_for_a_read_only_tool() -> None:
+    runs: list[str] = []
+    fetch = _dropping_fetch(runs)
+    model = ScriptedChatModel(script=replies([ai(call("fetch", {"url": "u"}, "f1")), "done"]))
+    middleware = ToolMendMiddleware(effects={"fetch": "read_only"})
+    out = create_agent(model, [fetch], middleware=[middleware]).invoke(GO)
+    assert runs == ["u", "u"]
+    (result,) = tool_messages(out["messages"])
+    assert (result.status, result.content) == ("success", "page text")
+    record = result.response_metadata["toolmend"]
+    assert record["attempts"] == 2
+    assert record["retried"] == ["Error: connection reset by peer (ECONNRESET)"]
+
+
+def test_a_returned_transient_error_of_a_write_is_not_retried() -> None:
+    runs: list[str] = []
+    fetch = _dropping_fetch(runs)
+    model = ScriptedChatModel(script=replies([ai(call("fetch", {"url": "u"}, "f1")), "done"]))
+    out = create_agent(model, [fetch], middleware=[ToolMendMiddleware()]).invoke(GO)
+    assert runs == ["u"]
+    (result,) = tool_messages(out["messages"])
+    assert (result.status, result.content) == (
+        "error",
+        "Error: connection reset by peer (ECONNRESET)",
+    )
+    assert result.response_metadata["toolmend"]["kind"] == "transient"

@@ -47,7 +47,7 @@ __all__ = [
 
 # -- retry, guard, exceptions (issue 3) --
 from .effects import Effect, declare_effect, effect_from_mcp, effect_of
-from .exceptions import ExceptionInfo, classify_exception
+from .exceptions import ExceptionInfo, ResultFailed, classify_exception
 from .execute import aexecute, execute
 from .failure import ToolFailed, ToolFailure, validation_details
 from .guard import guard
@@ -61,6 +61,7 @@ __all__ += [
     "ExceptionInfo",
     "LoopGuard",
     "Observation",
+    "ResultFailed",
     "RetryBudget",
     "RetryPolicy",
     "RunRegistry",

@@ -27,6 +27,7 @@ __all__ = [
     "MCP_CODES",
     "URL_ELICITATION_REQUIRED",
     "ExceptionInfo",
+    "ResultFailed",
     "classify_exception",
     "describe_exception",
     "mcp_code",
@@ -515,11 +516,32 @@ def _classify(exc: BaseException, depth: int) -> ExceptionInfo:
     return ExceptionInfo(text.kind, f"text {text.reason!r}", retry_after)
 
 
+class ResultFailed(Exception):
+    """A failed *result* raised inside an attempt, so the retry policy can act on it.
+
+    Frameworks hand some failures back as results (LangChain's error
+    ``ToolMessage``, an MCP ``isError`` result) rather than raising them; an
+    adapter raises this with the result's text, its verdict and the result, and
+    gets the result back from the failure when no retry followed.
+    """
+
+    def __init__(self, text: str, kind: Kind | None, reason: str | None, result: Any) -> None:
+        super().__init__(text)
+        self.text = text
+        self.kind = kind
+        self.reason = reason
+        self.result = result
+
+
 def classify_exception(exc: BaseException) -> ExceptionInfo:
     """Kind, reason, retry-after hint and dispatch state of a raised exception.
 
     Never raises: an exception whose attributes cannot even be read is ambiguous.
     """
+    if isinstance(exc, ResultFailed):
+        return ExceptionInfo(
+            exc.kind or A, f"returned failure: {exc.reason}", retry_after_in_text(exc.text)
+        )
     try:
         return _classify(exc, 0)
     except Exception:

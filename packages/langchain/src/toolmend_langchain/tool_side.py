@@ -29,8 +29,10 @@ from toolmend import (
     CallContext,
     Effect,
     Form,
+    Kind,
     LoopGuard,
     Observation,
+    ResultFailed,
     RetryPolicy,
     ToolFailure,
 )
@@ -235,11 +237,12 @@ class ToolSide:
 
         def attempt(ctx: CallContext) -> ToolResult:
             try:
-                return handler(call.request_for(ctx))
+                result = handler(call.request_for(ctx))
             except Exception as exc:
                 _reraise_control(exc)
                 retried.append(describe_exception(exc))
                 raise
+            return self._raise_if_transient(result, retried)
 
         try:
             outcome = toolmend.execute(attempt, **self._options(call))
@@ -259,11 +262,12 @@ class ToolSide:
 
         async def attempt(ctx: CallContext) -> ToolResult:
             try:
-                return await handler(call.request_for(ctx))
+                result = await handler(call.request_for(ctx))
             except Exception as exc:
                 _reraise_control(exc)
                 retried.append(describe_exception(exc))
                 raise
+            return self._raise_if_transient(result, retried)
 
         try:
             outcome = await toolmend.aexecute(attempt, **self._options(call))
@@ -271,10 +275,28 @@ class ToolSide:
             raise passed.original from None
         return self._finish(call, outcome, retried)
 
+    def _raise_if_transient(self, result: ToolResult, retried: list[str]) -> ToolResult:
+        """An error ToolMessage the tool returned goes to the retry policy like an exception."""
+        if (
+            not isinstance(result, ToolMessage)
+            or result.status != "error"
+            or record_of(result) is not None
+        ):
+            return result
+        verdict = toolmend.inspect(result.content, status="error", client=self.client)
+        if verdict.kind is not Kind.TRANSIENT:
+            return result
+        text = text_of(result.content) or ""
+        retried.append(text)
+        raise ResultFailed(text, verdict.kind, verdict.reason, result)
+
     def _finish(
         self, call: _Call, outcome: ToolResult | ToolFailure, retried: list[str]
     ) -> ToolResult:
         if isinstance(outcome, ToolFailure):
+            returned = outcome.exception
+            if isinstance(returned, ResultFailed) and isinstance(returned.result, ToolMessage):
+                return self._finish(call, returned.result, retried[:-1])
             return self._failed(call, outcome)
         if not isinstance(outcome, ToolMessage) or record_of(outcome) is not None:
             return outcome
