@@ -13,7 +13,10 @@ out), on every attempt or on the first only; (b) reads failing their first k
 attempts with 503, or 429 with ``Retry-After: 2``, and a rate limit that
 really lifts only after the 2 seconds it announced ("until 2s"), so an early
 retry fails again; (c) permanent 403 and 422; (d) a sustained outage over 100
-calls.
+calls; (e) a write that commits and then fails on a refused follow-up connection;
+(f) a read failing its first 9 calls (an outage) and then recovering, under the
+loop guard.  A second table times attempts of 0.4 s against a 1 s deadline, and
+counts the retry tokens a tool has left after 10 calls cancelled in backoff.
 """
 
 from __future__ import annotations
@@ -65,11 +68,14 @@ class Script:
         commits: bool = False,
         dedup: bool = False,
         lifts_after: float | None = None,
+        outage_calls: int = 0,
     ) -> None:
         self.error = error
+        self.outage_calls = outage_calls
+        self._calls = 0
         self.lifts_after = lifts_after
         self.clock: Callable[[], float] = lambda: 0.0
-        self._started = 0.0
+        self._started: float | None = None
         self.fail_first = fail_first
         self.commits = commits
         self.dedup = dedup
@@ -80,14 +86,24 @@ class Script:
 
     def begin(self) -> None:
         self._attempt_in_call = 0
-        self._started = self.clock()
+        self._started = None
+        self._calls += 1
+
+    def would_succeed(self) -> bool:
+        """Whether the current call would succeed if it were sent (for refusals)."""
+        return self.outage_calls > 0 and self._calls > self.outage_calls
 
     def _fails(self) -> bool:
+        if self.outage_calls:
+            return self._calls <= self.outage_calls
         if self.lifts_after is not None:
+            assert self._started is not None
             return self.clock() - self._started < self.lifts_after
         return self.fail_first is None or self._attempt_in_call <= self.fail_first
 
     def __call__(self, key: str | None = None) -> str:
+        if self._started is None:
+            self._started = self.clock()  # the call's own clock, read inside the call
         self.attempts += 1
         self._attempt_in_call += 1
         if self.commits and not (self.dedup and key in self._keys):
@@ -110,6 +126,7 @@ class Row:
     sleep: float
     told_retry: int
     failed: int
+    refused_ok: int = 0
 
 
 RETRY_WORDS = ("try again", "Retrying the same call is expected to succeed")
@@ -168,11 +185,20 @@ def run_stock(name: str, script: Script, calls: int, seed: int) -> Row:
 
 
 def run_toolmend(
-    name: str, script: Script, calls: int, seed: int, *, effect: str, honours_key: bool = False
+    name: str,
+    script: Script,
+    calls: int,
+    seed: int,
+    *,
+    effect: str,
+    honours_key: bool = False,
+    guarded: bool = False,
 ) -> Row:
     reset_budgets()
-    label = f"toolmend ({effect}{', honoured key' if honours_key else ''})"
-    recovered = told = failed = 0
+    label = f"toolmend ({effect}{', honoured key' if honours_key else ''}"
+    label += ", loop guard)" if guarded else ")"
+    recovered = told = failed = refused_ok = 0
+    loop = toolmend.LoopGuard() if guarded else None
 
     def thunk(ctx: CallContext) -> str:
         return script(ctx.idempotency_key)
@@ -181,13 +207,19 @@ def run_toolmend(
         script.clock = now
         for _ in range(calls):
             script.begin()
-            result = toolmend.execute(thunk, tool=name, effect=effect, honours_key=honours_key)
+            attempts = script.attempts
+            result = toolmend.execute(
+                thunk, tool=name, effect=effect, honours_key=honours_key, loop=loop
+            )
             if isinstance(result, ToolFailure):
                 failed += 1
                 told += _says_retry(str(result))
+                refused_ok += script.attempts == attempts and script.would_succeed()
             else:
                 recovered += 1
-    return _row(name, label, script, calls, recovered, log.total, told, failed)
+    row = _row(name, label, script, calls, recovered, log.total, told, failed)
+    row.refused_ok = refused_ok
+    return row
 
 
 def _row(
@@ -208,6 +240,7 @@ def _row(
 class Variant:
     effect: str
     honours_key: bool = False
+    guarded: bool = False
 
 
 @dataclass(frozen=True)
@@ -245,13 +278,21 @@ def scenarios(calls: int) -> list[Scenario]:
         permanent = partial(Script, partial(http_error, status), None)
         found.append(Scenario(f"c. permanent {status}", calls, permanent, read))
     found.append(Scenario("d. outage, 100 calls", 100, partial(Script, e503, None), read))
+    refused = partial(ConnectionRefusedError, 111, "Connection refused")
+    committed = partial(Script, refused, 1, commits=True)
+    found.append(
+        Scenario("e. committed, then refused follow-up", calls, committed, (Variant("write"),))
+    )
+    outage = partial(Script, e503, None, outage_calls=9)
+    guarded = (Variant("read_only", guarded=True),)
+    found.append(Scenario("f. outage of 9 calls, then up", 20, outage, guarded))
     return found
 
 
 def render(rows: list[Row]) -> str:
     header = (
         "scenario", "handler", "calls", "recovered", "attempts", "retries/call",
-        "dup effects/1000", "sleep/call s", "failures told to retry",
+        "dup effects/1000", "refused ok/1000", "sleep/call s", "failures told to retry",
     )  # fmt: skip
     table = [header]
     for r in rows:
@@ -265,6 +306,7 @@ def render(rows: list[Row]) -> str:
                 str(r.attempts),
                 f"{(r.attempts - r.calls) / r.calls:.2f}",
                 f"{1000 * r.duplicates / r.calls:.0f}",
+                f"{1000 * r.refused_ok / r.calls:.0f}",
                 f"{r.sleep / r.calls:.2f}",
                 told,
             )
@@ -295,9 +337,96 @@ def main(argv: list[str] | None = None) -> None:
                     args.seed,
                     effect=variant.effect,
                     honours_key=variant.honours_key,
+                    guarded=variant.guarded,
                 )
             )
     print(render(rows))
+    print()
+    print(render_bounds())
+
+
+def _stock_wall(attempt_seconds: float) -> float:
+    """Real seconds of one call under the stock middleware (its sleeps recorded, not slept)."""
+    import time
+
+    def body(**_: Any) -> str:
+        time.sleep(attempt_seconds)
+        raise ConnectionResetError(104, "Connection reset by peer")
+
+    tool: BaseTool = StructuredTool.from_function(body, name="slow", description="slow")
+    middleware: ToolRetryMiddleware[Any, Any] = ToolRetryMiddleware()
+
+    def handler(request: ToolCallRequest) -> ToolMessage:
+        assert request.tool is not None
+        content = request.tool.invoke(request.tool_call["args"])
+        return ToolMessage(content=str(content), tool_call_id=request.tool_call["id"])
+
+    request = ToolCallRequest(
+        tool_call={"name": "slow", "args": {}, "id": "c", "type": "tool_call"},
+        tool=tool,
+        state={},
+        runtime=None,  # type: ignore[arg-type]
+    )
+    with _stock_sleep() as slept:
+        start = time.monotonic()
+        middleware.wrap_tool_call(request, handler)
+        return time.monotonic() - start + sum(slept)
+
+
+async def _toolmend_wall(attempt_seconds: float, deadline: float) -> float:
+    import asyncio
+    import time
+
+    async def body(ctx: CallContext) -> str:
+        await asyncio.sleep(attempt_seconds)
+        raise ConnectionResetError(104, "Connection reset by peer")
+
+    policy = toolmend.RetryPolicy(attempts=3, base=0.0, cap=0.0, deadline=deadline)
+    start = time.monotonic()
+    await toolmend.aexecute(body, tool="slow", effect="read_only", policy=policy)
+    return time.monotonic() - start
+
+
+async def _tokens_after_cancelling(n: int) -> float:
+    import asyncio
+
+    budget = toolmend.RetryBudget(capacity=10)
+    policy = toolmend.RetryPolicy(base=0.001, cap=0.001, budget=budget)
+    hang = asyncio.Event()
+
+    async def body(ctx: CallContext) -> str:
+        if ctx.attempt == 1:
+            raise ConnectionResetError(104, "Connection reset by peer")
+        await hang.wait()
+        return "ok"
+
+    tasks = [
+        asyncio.ensure_future(toolmend.aexecute(body, tool="t", effect="read_only", policy=policy))
+        for _ in range(n)
+    ]
+    await asyncio.sleep(0.2)
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return budget.available
+
+
+def render_bounds() -> str:
+    import asyncio
+
+    stock = _stock_wall(0.4)
+    ours = asyncio.run(_toolmend_wall(0.4, 1.0))
+    tokens = asyncio.run(_tokens_after_cancelling(10))
+    return "\n".join(
+        [
+            "bounds                                   | LangChain ToolRetryMiddleware() | toolmend",
+            "-----------------------------------------+---------------------------------+---------",
+            f"wall s, attempts of 0.4 s, deadline 1 s  | {stock:.2f} (no deadline)"
+            f"{'':{31 - len(f'{stock:.2f} (no deadline)')}} | {ours:.2f}",
+            f"retry tokens left of 10, 10 cancelled    | - (no budget)"
+            f"{'':{31 - len('- (no budget)')}} | {tokens:.0f}",
+        ]
+    )
 
 
 if __name__ == "__main__":
