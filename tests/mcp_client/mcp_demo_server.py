@@ -122,6 +122,22 @@ def build_server() -> MCPServer:
         await ctx.notify_tools_changed()
         return "enabled"
 
+    @server.tool()
+    def status() -> str:
+        """Down for its first 9 calls (an outage), then up."""
+        calls["status"] += 1
+        if calls["status"] <= 9:
+            raise ToolError("503 Service Unavailable")
+        return "up"
+
+    @server.tool()
+    def get_time(timezone: str) -> str:
+        """Rejects what is not a zone it knows, as the reference time server does."""
+        calls["get_time"] += 1
+        if timezone not in ("Europe/Paris", "UTC"):
+            raise ToolError(f"Invalid timezone: '{timezone}'")
+        return f"12:00 in {timezone}"
+
     @server.tool(annotations=READ_ONLY)
     def counts() -> dict[str, int]:
         """How often each tool body ran (not counting this one)."""

@@ -472,3 +472,50 @@ async def test_a_hung_server_gives_a_transient_result_not_a_hang(connect: Connec
     findings = found(result)
     assert result.is_error is True
     assert (findings["kind"], findings["attempts"]) == ("transient", 2)
+
+
+# -- policies under real conditions -----------------------------------------------------
+
+
+async def test_a_short_outage_never_blocks_the_session(connect: Connect) -> None:
+    async with connect() as client:
+        session = RecoveringSession(
+            client, effects={"status": "read_only"}, retry=RetryPolicy(attempts=1)
+        )
+        results = [await session.call_tool("status", {}) for _ in range(12)]
+        assert (await counts(client))["status"] == 12
+    rules = [found(r)["rule"] for r in results[:9]]
+    assert "loop-budget" not in rules
+    assert [r.is_error for r in results] == [True] * 9 + [False] * 3
+    assert found(results[8])["guidance"].endswith(
+        "The last 9 calls of status failed: if the next one fails too, "
+        "try another way or tell the user what failed."
+    )
+
+
+async def test_a_valid_call_after_three_rejected_ones_is_sent(connect: Connect) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client)
+        for zone in ("Mars/Olympus", "Moon/Base", "Pluto/Cold"):
+            rejected = await session.call_tool("get_time", {"timezone": zone})
+            findings = found(rejected)
+            assert findings["kind"] == "fixable"
+            assert findings["guidance"].startswith(FIXABLE)
+            assert findings["outcome_unknown"] is False
+        ok = await session.call_tool("get_time", {"timezone": "Europe/Paris"})
+        repeat = await session.call_tool("get_time", {"timezone": "Moon/Base"})
+        assert (await counts(client))["get_time"] == 4
+    assert texts(ok) == ["12:00 in Europe/Paris"]
+    assert found(repeat)["rule"] == "loop-repeat"
+
+
+async def test_a_call_the_client_refused_before_sending_is_fixable(connect: Connect) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client)
+        result = await session.call_tool("get_time", {})
+        assert "get_time" not in await counts(client)
+    findings = found(result)
+    assert (findings["kind"], findings["guidance"]) == ("fixable", FIXABLE)
+    assert findings["note"].startswith(
+        "Note from the tool runtime: the last attempt called get_time with no arguments"
+    )
