@@ -273,3 +273,14 @@ def test_remembered_failures_expire_when_the_guard_is_bounded_in_time() -> None:
     clock["t"] = 301.0
     assert loop.before("get_time", {"timezone": "Mars"}) is None
     assert loop.consecutive_failures("get_time") == 0
+
+
+def test_a_status_code_in_the_text_means_the_request_was_refused_not_lost() -> None:
+    def fetch(ctx: CallContext) -> Any:
+        raise RuntimeError("Failed to fetch http://127.0.0.1/busy - status code 503")
+
+    with testing():
+        result = execute(fetch, tool="fetch", effect="write")
+    assert isinstance(result, ToolFailure)
+    assert (result.kind, result.outcome_unknown) == (toolmend.Kind.TRANSIENT, False)
+    assert result.guidance == toolmend.GUIDANCE[toolmend.Kind.TRANSIENT]

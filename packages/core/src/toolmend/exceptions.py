@@ -513,7 +513,8 @@ def _classify(exc: BaseException, depth: int) -> ExceptionInfo:
     retry_after = retry_after_in_text(message)
     if text.reason is None:
         return ExceptionInfo(text.kind, "no rule matched", retry_after)
-    return ExceptionInfo(text.kind, f"text {text.reason!r}", retry_after)
+    status = int(text.reason[5:]) if text.basis.endswith("http") else None
+    return ExceptionInfo(text.kind, f"text {text.reason!r}", retry_after, False, status)
 
 
 class ResultFailed(Exception):
