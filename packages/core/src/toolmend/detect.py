@@ -204,7 +204,8 @@ _NUMBERED_START = re.compile(
 )
 # A program's own error line ("psql: error: ...", "curl: (7) ..."), psql's "ERROR:  "
 # at a line start, an MCP client's request timeout, an HTTP status line of a failure,
-# an XML error body (S3, STS, EC2, Azure Storage).
+# an XML error body (S3, STS, EC2, Azure Storage).  An HTML page stays clean even when
+# its title is a status: a fetched page is content.
 _PROGRAM_START = re.compile(
     r"[\w.-]{1,32}: (?:error|ERROR|fatal|FATAL)[: ]|[\w.-]{1,32}: \(\d+\) |npm (?:error|ERR!) "
     r"|Request '[\w/]+' timed out|HTTP/\d(?:\.\d)? [45]\d\d "

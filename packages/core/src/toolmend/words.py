@@ -135,7 +135,8 @@ WORDING: Mapping[str, Kind] = {
          "ccount suspended", "has been suspended", "ccount is disabled",
          "Cannot connect to the Docker daemon", "Unsupported engine", "not permitted",
          "is unverified", "Trial accounts", "nvalid API Key", "nsufficient funds",
-         "could not read Username",
+         "could not read Username", "card was declined", "xpired API Key", "live mode key was used",
+         "login attempt", "dubious ownership", "autonomous fetching of this page is not allowed",
          "could not read Password", "terminal prompts disabled", "haven't granted",
          "Output validation error", "nvalid session", "nvalid Session", "xpired session",
          "INVALID_SESSION_ID", "ession expired", "ession has expired", "token has expired",
@@ -148,7 +149,7 @@ WORDING: Mapping[str, Kind] = {
          "Connect call failed", "connection attempts failed", "due to a connection issue",
          "aborted due to timeout", "timeout of ", "failed to connect to all addresses",
          "due to lock timeout",
-         "stale element reference", "Another git process seems to be running", "ateway time-out",
+         "stale element reference", "Ratelimit", "atelimit exceeded", "Another git process seems to be running", "ateway time-out",
          "A timeout occurred", "速率限制"], T),
     **dict.fromkeys(
         ["Invalid ", "nknown option", "nknown flag", "nknown command",
@@ -187,7 +188,10 @@ WORDING: Mapping[str, Kind] = {
          "maximum context length", "Incorrect number of bindings", "supply a value for binding",
          "Error binding parameter", "malformed JSON", "matches of the string to replace",
          "String to replace was not found", "must be read first", "don't match anything",
-         "no such option"], F),
+         "no such option", "try pulling it first", "was not found. To download it", "The model `",
+         "No such customer", "No such price", "No such product", "No such plan",
+         "No such subscription", "No such invoice", "No such charge", "No such token",
+         "Keys for idempotent requests can only be used", "statements are allowed"], F),
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
