@@ -149,7 +149,8 @@ WORDING: Mapping[str, Kind] = {
          "Connect call failed", "connection attempts failed", "due to a connection issue",
          "aborted due to timeout", "timeout of ", "failed to connect to all addresses",
          "due to lock timeout",
-         "stale element reference", "Ratelimit", "atelimit exceeded", "Another git process seems to be running", "ateway time-out",
+         "stale element reference", "Ratelimit", "atelimit exceeded",
+         "Another git process seems to be running", "ateway time-out",
          "A timeout occurred", "速率限制"], T),
     **dict.fromkeys(
         ["Invalid ", "nknown option", "nknown flag", "nknown command",
