@@ -298,6 +298,8 @@ _RUN_REPORT = re.compile(
     re.M,
 )
 _SHORT_REPORT = 15
+# Cheap substrings that any text _RUN_REPORT matches holds; most texts hold none.
+_RUN_MARKS = ("FAILED ", "PASSED", " passed", " failed", "=====", "Ran ", "ok ", "E   ", "Exit ")
 
 
 def _error_shaped(text: str) -> bool:
@@ -311,7 +313,11 @@ def _error_shaped(text: str) -> bool:
         return True
     if _PROGRAM_ERROR.match(body) is not None:
         return True
-    return body.count("\n") < _SHORT_REPORT and _RUN_REPORT.search(body) is None
+    if body.count("\n") >= _SHORT_REPORT:
+        return False
+    if not any(mark in body for mark in _RUN_MARKS):
+        return True
+    return _RUN_REPORT.search(body) is None
 
 
 def _flagged(text: str, rule: str, agent: str | None) -> Verdict:
