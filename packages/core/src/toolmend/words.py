@@ -56,7 +56,8 @@ OWN_TIMEOUT: tuple[str, ...] = (
     "-32001", "Request 'tools/call' timed out",
     # Neither a retry nor another argument: the thing exists, or the payload is too big,
     # or the server answered with something that is not the expected JSON.
-    "already exists", "larger than max", "is not valid JSON", "Unexpected end of JSON input",
+    "already exists", "larger than max", "update or delete on table", "is not valid JSON",
+    "Unexpected end of JSON input",
 )  # fmt: skip
 
 COMMON: Mapping[str, Kind] = {
@@ -184,7 +185,7 @@ WORDING: Mapping[str, Kind] = {
          "reserved for internal use", "nknown datatype", "ERESOLVE", "EUSAGE",
          "valid parameters", "exact chunk", "Cannot query field", "Cannot convert",
          "Could not resolve to a", "Could not find a version that satisfies",
-         "Needed a single revision", "would be overwritten by", "is not a git command",
+         "Needed a single revision", "is not a git command",
          "invalid reference", "patch does not apply", "src refspec", "does not contain a section",
          "maximum context length", "Incorrect number of bindings", "supply a value for binding",
          "Error binding parameter", "malformed JSON", "matches of the string to replace",
