@@ -519,3 +519,28 @@ async def test_a_call_the_client_refused_before_sending_is_fixable(connect: Conn
     assert findings["note"].startswith(
         "Note from the tool runtime: the last attempt called get_time with no arguments"
     )
+
+
+@pytest.mark.parametrize("mode", ["wrong-id", "null-result"])
+async def test_a_server_that_never_answers_the_call_gives_a_result(mode: str) -> None:
+    import sys
+    from pathlib import Path
+
+    from mcp.client.stdio import StdioServerParameters
+
+    script = Path(__file__).with_name("mcp_broken_server.py")
+    params = StdioServerParameters(command=sys.executable, args=[str(script), mode])
+    async with Client(params) as client:
+        session = RecoveringSession(
+            client, effects={"status": "read_only"}, retry=RetryPolicy(attempts=2), read_timeout=0.5
+        )
+        with anyio.fail_after(10):
+            result = await session.call_tool("status", {})
+    assert result.is_error is True
+    findings = found(result)
+    assert findings["failed"] is True
+    assert (findings["kind"], findings["attempts"], findings["reason"]) == (
+        "transient",
+        2,
+        "MCP error -32001 (request timeout)",
+    )
