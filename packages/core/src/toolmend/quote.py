@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = [
-    "ROLE_MARKER",
     "Quoted",
     "bounded",
     "inert",
