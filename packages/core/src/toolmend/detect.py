@@ -290,7 +290,7 @@ def _mcp_text(obj: Mapping[str, Any], text: str) -> str:
 _PROGRAM_ERROR = re.compile(
     r"(?:[\w.-]{1,32}: (?:\(\d+\) |\*\*\* |[Ee]rror|fatal|FATAL)|fatal: |npm (?:error|ERR!) )"
 )
-_EXIT_LINE = re.compile(r"\n(?:Exit code:? -?\d+|Process exited with code -?\d+)\s*$")
+_EXIT_LINE = re.compile(r"(?:Exit code:? -?\d+|Process exited with code -?\d+)\s*")
 
 
 _RUN_REPORT = re.compile(
@@ -308,7 +308,10 @@ def _error_shaped(text: str) -> bool:
     A one-line message, a program's own error line, or a short report (a trace, a
     wrapped error) that is not a test or build run quoting other errors.
     """
-    body = _EXIT_LINE.sub("", text.strip())
+    body = text.strip()
+    cut = body.rfind("\n")
+    if cut >= 0 and _EXIT_LINE.fullmatch(body, cut + 1):
+        body = body[:cut]
     if len(body) <= _ONE_LINE and "\n" not in body:
         return True
     if _PROGRAM_ERROR.match(body) is not None:

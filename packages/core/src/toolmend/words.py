@@ -137,7 +137,10 @@ WORDING: Mapping[str, Kind] = {
          "Cannot connect to the Docker daemon", "Unsupported engine", "not permitted",
          "is unverified", "Trial accounts", "nvalid API Key", "nsufficient funds",
          "could not read Username", "card was declined", "xpired API Key", "live mode key was used",
-         "login attempt", "dubious ownership", "autonomous fetching of this page is not allowed",
+         "login attempt", "dubious ownership", "is forbidden: User", "rejected by user",
+         "blocked by policy", "credentials cannot be refreshed", "20003: Authenticate",
+         "requires an index", "no matching index",
+         "autonomous fetching of this page is not allowed",
          "could not read Password", "terminal prompts disabled", "haven't granted",
          "Output validation error", "nvalid session", "nvalid Session", "xpired session",
          "INVALID_SESSION_ID", "ession expired", "ession has expired", "token has expired",
@@ -150,7 +153,8 @@ WORDING: Mapping[str, Kind] = {
          "Connect call failed", "connection attempts failed", "due to a connection issue",
          "aborted due to timeout", "timeout of ", "failed to connect to all addresses",
          "due to lock timeout",
-         "stale element reference", "Ratelimit", "atelimit exceeded",
+         "stale element reference", "Ratelimit", "atelimit exceeded", "calls per second",
+         "Reduce request rates",
          "Another git process seems to be running", "ateway time-out",
          "A timeout occurred", "速率限制"], T),
     **dict.fromkeys(
@@ -193,7 +197,8 @@ WORDING: Mapping[str, Kind] = {
          "no such option", "try pulling it first", "was not found. To download it", "The model `",
          "No such customer", "No such price", "No such product", "No such plan",
          "No such subscription", "No such invoice", "No such charge", "No such token",
-         "Keys for idempotent requests can only be used", "statements are allowed"], F),
+         "Keys for idempotent requests can only be used", "statements are allowed",
+         "are exactly the same", "did not conform to the edit format"], F),
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
