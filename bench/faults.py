@@ -148,12 +148,8 @@ def _stock_sleep() -> Iterator[list[float]]:
         setattr(stock_module, "time", original)  # noqa: B010
 
 
-def run_stock(name: str, script: Script, calls: int, seed: int) -> Row:
-    random.seed(seed)
-
-    def body(**_: Any) -> str:
-        return script()
-
+def _stock(body: Callable[..., str]) -> Callable[[str], ToolMessage]:
+    """One call of ``body`` under LangChain's stock middleware, by call id."""
     tool: BaseTool = StructuredTool.from_function(body, name="tool", description="scripted")
     middleware: ToolRetryMiddleware[Any, Any] = ToolRetryMiddleware()
 
@@ -162,19 +158,33 @@ def run_stock(name: str, script: Script, calls: int, seed: int) -> Row:
         content = request.tool.invoke(request.tool_call["args"])
         return ToolMessage(content=str(content), tool_call_id=request.tool_call["id"])
 
+    def call(call_id: str) -> ToolMessage:
+        request = ToolCallRequest(
+            tool_call={"name": "tool", "args": {}, "id": call_id, "type": "tool_call"},
+            tool=tool,
+            state={},
+            runtime=None,  # type: ignore[arg-type]
+        )
+        message = middleware.wrap_tool_call(request, handler)
+        assert isinstance(message, ToolMessage)
+        return message
+
+    return call
+
+
+def run_stock(name: str, script: Script, calls: int, seed: int) -> Row:
+    random.seed(seed)
+
+    def body(**_: Any) -> str:
+        return script()
+
+    call = _stock(body)
     recovered = told = failed = 0
     with _stock_sleep() as slept:
         script.clock = lambda: sum(slept)
         for i in range(calls):
             script.begin()
-            request = ToolCallRequest(
-                tool_call={"name": "tool", "args": {}, "id": f"call_{i}", "type": "tool_call"},
-                tool=tool,
-                state={},
-                runtime=None,  # type: ignore[arg-type]
-            )
-            message = middleware.wrap_tool_call(request, handler)
-            assert isinstance(message, ToolMessage)
+            message = call(f"call_{i}")
             if message.status == "error":
                 failed += 1
                 told += _says_retry(str(message.content))
@@ -353,23 +363,10 @@ def _stock_wall(attempt_seconds: float) -> float:
         time.sleep(attempt_seconds)
         raise ConnectionResetError(104, "Connection reset by peer")
 
-    tool: BaseTool = StructuredTool.from_function(body, name="slow", description="slow")
-    middleware: ToolRetryMiddleware[Any, Any] = ToolRetryMiddleware()
-
-    def handler(request: ToolCallRequest) -> ToolMessage:
-        assert request.tool is not None
-        content = request.tool.invoke(request.tool_call["args"])
-        return ToolMessage(content=str(content), tool_call_id=request.tool_call["id"])
-
-    request = ToolCallRequest(
-        tool_call={"name": "slow", "args": {}, "id": "c", "type": "tool_call"},
-        tool=tool,
-        state={},
-        runtime=None,  # type: ignore[arg-type]
-    )
+    call = _stock(body)
     with _stock_sleep() as slept:
         start = time.monotonic()
-        middleware.wrap_tool_call(request, handler)
+        call("c")
         return time.monotonic() - start + sum(slept)
 
 

@@ -8,6 +8,7 @@ control-flow exceptions pass through untouched; everything else becomes a
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import uuid
@@ -397,8 +398,6 @@ async def _bounded(work: Awaitable[T], limit: float | None) -> T:
     """Await ``work``, cut after ``limit`` seconds (asyncio): a timeout after the send."""
     if limit is None:
         return await work
-    import asyncio
-
     timeout = asyncio.timeout(limit)
     try:
         async with timeout:

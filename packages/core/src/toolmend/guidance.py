@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .model import Kind
-from .quote import bounded, inert, reasons_of
+from .quote import bounded, cut, inert, reasons_of
 
 __all__ = [
     "ARGS_LIMIT",
@@ -75,8 +75,7 @@ def cap_error(text: str) -> str:
     text = text.strip()
     if len(text) <= CAP_LIMIT:
         return text
-    omitted = len(text) - (CAP_HEAD + CAP_TAIL)
-    return f"{text[:CAP_HEAD]}\n[... {omitted} characters omitted ...]\n{text[-CAP_TAIL:]}"
+    return cut(text[:CAP_HEAD], text[-CAP_TAIL:], len(text) - (CAP_HEAD + CAP_TAIL))
 
 
 def _value_text(value: Any) -> str:

@@ -15,6 +15,7 @@ one-line stub.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import logging
 import threading
@@ -181,8 +182,6 @@ class LoopGuard:
 
     def advised(self, failure: ToolFailure) -> ToolFailure:
         """``failure`` with the run-of-failures advice appended to its guidance, when due."""
-        import dataclasses
-
         advice = self.advice(failure.tool)
         if advice is None or failure.rule in LOOP_RULES:
             return failure

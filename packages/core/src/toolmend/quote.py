@@ -24,6 +24,7 @@ from dataclasses import dataclass
 __all__ = [
     "Quoted",
     "bounded",
+    "cut",
     "inert",
     "neutralise",
     "reasons_of",
@@ -188,6 +189,11 @@ def reasons_of(found: set[str] | tuple[str, ...]) -> tuple[str, ...]:
     return tuple(r for r in _ORDER if r in found)
 
 
+def cut(head: str, tail: str, omitted: int) -> str:
+    """Head and tail of a long text around one line that counts what was left out."""
+    return f"{head}\n[... {omitted} characters omitted ...]\n{tail}"
+
+
 def bounded(text: str, limit: int, head: int, tail: int) -> Quoted:
     """Strip, neutralise and cap ``text``: at most ``limit`` characters plus the cut's line.
 
@@ -200,15 +206,10 @@ def bounded(text: str, limit: int, head: int, tail: int) -> Quoted:
         if len(quoted.text) <= limit:
             return quoted
         shown = quoted.text
-        omitted = len(shown) - head - tail
-        return Quoted(
-            f"{shown[:head]}\n[... {omitted} characters omitted ...]\n{shown[-tail:]}",
-            quoted.reasons,
-        )
+        return Quoted(cut(shown[:head], shown[-tail:], len(shown) - head - tail), quoted.reasons)
     first = neutralise(text[:head])
     last = neutralise(text[-tail:])
-    omitted = len(text) - head - tail
-    joined = f"{first.text[:head]}\n[... {omitted} characters omitted ...]\n{last.text[-tail:]}"
+    joined = cut(first.text[:head], last.text[-tail:], len(text) - head - tail)
     found = set(first.reasons) | set(last.reasons)
     if _ROLE.search(joined):
         found.add(ROLE_MARKER)
