@@ -20,7 +20,7 @@ from toolmend_engine.scenarios import (
     decision_messages,
     load_suite,
 )
-from toolmend_engine.toolcalls import ParsedCall
+from toolmend_engine.toolcalls import ParsedCall, call_from_object
 
 SUITE = load_suite()
 FLIGHT = SUITE.scenarios[0]
@@ -109,9 +109,9 @@ def test_simulated_tools() -> None:
         == result
     )
     assert fixable.run("get_flight_status", wrong) == SUITE.error_text(FLIGHT, Kind.FIXABLE)
-    assert fixable.run("get_flight_status", {"flight_number": "QX 418"}) == NOT_FOUND
     assert fixable.run("get_order", {"order_id": "ORD-1"}) == NOT_FOUND
-    assert fixable.run("launch", {}) == "Error: Unknown tool: launch"
+    assert fixable.run("get_flight_status", {"flight_number": "QX 418", "date": "x"}) == NOT_FOUND
+
     assert ToolWorld(SUITE, FLIGHT, Kind.TRANSIENT).run("get_flight_status", right) == result
     parcel = next(s for s in SUITE.scenarios if s.id == "parcel-01")
     lower = {"tracking_number": "zp-77310-k"}
@@ -125,6 +125,33 @@ def test_simulated_tools() -> None:
     assert unrecoverable.run("get_flight_status", right) == SUITE.error_text(
         FLIGHT, Kind.UNRECOVERABLE
     )
+
+
+def test_malformed_calls_get_the_cores_fixable_errors() -> None:
+    world = ToolWorld(SUITE, FLIGHT, Kind.FIXABLE)
+    assert world.run("launch", {}) == (
+        "Tool 'launch' does not exist. Available tools: get_flight_status, get_order, "
+        "track_parcel, find_book, check_room, get_menu."
+    )
+    assert world.run("get_flight_stats", {}) == (
+        "Tool 'get_flight_stats' does not exist. Did you mean 'get_flight_status'? "
+        "Available tools: get_flight_status, get_order, track_parcel, find_book, check_room, "
+        "get_menu."
+    )
+    assert world.run("get_flight_status", {"flight_number": "QX 418"}) == (
+        "Tool 'get_flight_status' was not run: invalid arguments. "
+        "date: 'date' is a required property"
+    )
+    assert world.run("get_flight_status", '{"flight_number": "QX 418", "date": ') == (
+        "Tool 'get_flight_status' was not run: its arguments are not valid JSON "
+        "(Expecting value: line 1 column 37 (char 36))."
+    )
+    repaired = '{"flight_number": " QX 418 ", "date": "2031-04-12",}'
+    assert world.run("get_flight_status", repaired) == json.dumps(dict(FLIGHT.result))
+    call = call_from_object({"name": "get_order", "arguments": '{"order_id": '})
+    assert call == ParsedCall("get_order", {})
+    assert call is not None
+    assert call.raw == '{"order_id": '
 
 
 def _turn(*calls: ParsedCall, content: str = "") -> Turn:

@@ -194,7 +194,8 @@ _NAMED_START = re.compile(
     r"|(?:[A-Za-z_]\w*\.)*[A-Z]\w*Timeout[:(]"
     r"|(?:[A-Za-z_]\w*\.)+[Tt]imeout[:(]"
     r"|Error code: \d{3}\b"
-    r"|Tool '[^'\n]*' (?:failed after \d+ attempts? with |timed out after )"
+    r"|Tool '[^'\n]*' (?:failed after \d+ attempts? with |timed out after "
+    r"|does not exist\. |was not run: )"
     r"|[\w.<>]+\(\) (?:got an unexpected keyword|missing \d+ required|takes \d+ positional"
     r"|takes from \d+ to \d+ positional|got multiple values|got some positional-only)"
 )

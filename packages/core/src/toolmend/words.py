@@ -198,7 +198,9 @@ WORDING: Mapping[str, Kind] = {
          "No such customer", "No such price", "No such product", "No such plan",
          "No such subscription", "No such invoice", "No such charge", "No such token",
          "Keys for idempotent requests can only be used", "statements are allowed",
-         "are exactly the same", "did not conform to the edit format"], F),
+         "are exactly the same", "did not conform to the edit format",
+         "' does not exist. Did you mean ", "' does not exist. Available tools: ",
+         "' was not run: invalid arguments", "' was not run: its arguments "], F),
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.

@@ -125,9 +125,8 @@ def _episode(
             )
         )
         for i, c in zip(ids, turn.calls, strict=True):
-            history.append(
-                {"role": "tool", "tool_call_id": i, "content": world.run(c.name, c.arguments)}
-            )
+            answer = world.run(c.name, c.raw if c.raw is not None else c.arguments)
+            history.append({"role": "tool", "tool_call_id": i, "content": answer})
         turn = backend.turn(history, suite.tools, form, score=False)
         n += 1
         actions.append(classify_action(turn, scenario, kind))

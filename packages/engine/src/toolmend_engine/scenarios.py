@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from toolmend import Kind
+from toolmend.malformed import check_call
 
 __all__ = [
     "KINDS",
@@ -74,6 +75,11 @@ class Suite:
     @property
     def tool_names(self) -> tuple[str, ...]:
         return tuple(t["function"]["name"] for t in self.tools)
+
+    @property
+    def schemas(self) -> dict[str, Mapping[str, Any] | None]:
+        """Each tool's parameter schema, for the core's check of a call."""
+        return {t["function"]["name"]: t["function"].get("parameters") for t in self.tools}
 
     def variant(self, scenario: Scenario, kind: Kind) -> int:
         return scenario.index % len(self.errors[kind])
@@ -194,10 +200,14 @@ class ToolWorld:
     scenario: Scenario
     kind: Kind
 
-    def run(self, name: str, arguments: Mapping[str, Any]) -> str:
+    def run(self, name: str, arguments: Mapping[str, Any] | str) -> str:
+        """The tool's answer; a malformed call gets the core's fixable error, as every
+        adapter answers it (unknown tool, arguments not an object, schema errors)."""
         s = self.scenario
-        if name not in self.suite.tool_names:
-            return f"Error: Unknown tool: {name}"
+        check = check_call(name, arguments, self.suite.schemas)
+        if check.failure is not None:
+            return check.failure.cause
+        arguments = check.arguments
         if name != s.tool:
             return NOT_FOUND
         if self.kind is Kind.UNRECOVERABLE:

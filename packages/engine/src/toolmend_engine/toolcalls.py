@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import json
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .template import CALL_CLOSE, CALL_OPEN
@@ -26,8 +26,11 @@ _ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
 
 @dataclass(frozen=True, slots=True)
 class ParsedCall:
+    """A call as the model wrote it; ``raw`` keeps arguments that did not parse."""
+
     name: str
     arguments: dict[str, Any]
+    raw: str | None = field(default=None, compare=False)
 
     def arguments_json(self) -> str:
         return json.dumps(self.arguments, ensure_ascii=False)
@@ -93,14 +96,16 @@ def call_from_object(value: Any) -> ParsedCall | None:
         if key in value:
             arguments = value[key]
             break
+    raw = None
     if isinstance(arguments, str):
         loaded = _load_object(arguments) if arguments.strip() else {}
+        raw = arguments if loaded is None else None
         arguments = loaded if loaded is not None else None
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, Mapping):
         return None
-    return ParsedCall(name, dict(arguments))
+    return ParsedCall(name, dict(arguments), raw)
 
 
 def _blocks(text: str, opening: str, closing: str) -> list[tuple[int, int, str]]:
