@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from toolmend import GUIDANCE, Kind
+from toolmend import GUIDANCE, Kind, inspect
 from toolmend.malformed import check_call, parse_arguments, unknown_tool
 
 TOOLS: dict[str, dict[str, Any] | None] = {
@@ -40,6 +40,9 @@ def test_the_list_of_available_tools_is_capped_with_a_count() -> None:
     failure = unknown_tool("zzz", names)
     assert failure.cause == (
         "Tool 'zzz' does not exist. Available tools: " + ", ".join(names[:40]) + " (and 60 more)."
+    )
+    assert unknown_tool("zzz", None).cause == (
+        "Tool 'zzz' does not exist. Call one of the tools you were given."
     )
     long = ["x" * 300, "y" * 300, "z" * 300, "w" * 300]
     capped = unknown_tool("v", long).cause
@@ -158,3 +161,25 @@ def test_a_good_call_passes_and_a_repair_is_reported_in_the_log(
 def test_validation_can_be_switched_off_and_repair_too() -> None:
     assert check_call("get_time", "{}", TOOLS, validate=False).ok
     assert not check_call("get_time", '{"timezone": "UTC",}', TOOLS, repair=False).ok
+
+
+def _cause(raw: str) -> str:
+    failure = check_call("get_time", raw, TOOLS).failure
+    assert failure is not None
+    return failure.cause
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        unknown_tool("get_tim", ["get_time"]).cause,
+        unknown_tool("zzz", ["get_time"]).cause,
+        unknown_tool("zzz", None).cause,
+        _cause("[1]"),
+        _cause('{"a": [1, 2}'),
+        _cause("{}"),
+    ],
+)
+def test_the_classifier_reads_these_texts_as_fixable(text: str) -> None:
+    verdict = inspect(text)
+    assert (verdict.failed, verdict.kind) == (True, Kind.FIXABLE)

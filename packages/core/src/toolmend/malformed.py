@@ -31,6 +31,7 @@ __all__ = [
     "NOT_OBJECT",
     "NOT_RUN",
     "UNKNOWN_TOOL",
+    "UNLISTED_TOOL",
     "CallCheck",
     "ParsedArguments",
     "argument_errors",
@@ -42,6 +43,7 @@ __all__ = [
 log = logging.getLogger("toolmend")
 
 UNKNOWN_TOOL = "Tool '{tool}' does not exist.{hint} Available tools: {names}."
+UNLISTED_TOOL = "Tool '{tool}' does not exist. Call one of the tools you were given."
 NOT_RUN = "Tool '{tool}' was not run: {problem}."
 NOT_JSON = "its arguments are not valid JSON ({error})"
 NOT_OBJECT = "its arguments must be a JSON object, not {found}"
@@ -206,17 +208,20 @@ def _failure(tool: str, arguments: Any, cause: str, rule: str, reason: str) -> T
     )
 
 
-def unknown_tool(tool: str, available: Iterable[str], arguments: Any = None) -> ToolFailure:
+def unknown_tool(tool: str, available: Iterable[str] | None, arguments: Any = None) -> ToolFailure:
     """The fixable failure of a call to a tool that does not exist, naming those that do.
 
     The closest names come first in a "Did you mean" hint: a misspelling is the
-    usual cause.
+    usual cause.  ``available=None`` when the framework cannot say which exist.
     """
-    names = list(dict.fromkeys(available))
-    close = difflib.get_close_matches(tool, names, n=3, cutoff=0.6)
-    hint = f" Did you mean {' or '.join(repr(n) for n in close)}?" if close else ""
     shown = tool if len(tool) <= NAME_LIMIT else tool[:NAME_LIMIT] + "…"
-    cause = UNKNOWN_TOOL.format(tool=shown, hint=hint, names=_names(names))
+    if available is None:
+        cause = UNLISTED_TOOL.format(tool=shown)
+    else:
+        names = list(dict.fromkeys(available))
+        close = difflib.get_close_matches(tool, names, n=3, cutoff=0.6)
+        hint = f" Did you mean {' or '.join(repr(n) for n in close)}?" if close else ""
+        cause = UNKNOWN_TOOL.format(tool=shown, hint=hint, names=_names(names))
     return _failure(shown, arguments, cause, "unknown-tool", "no tool of that name")
 
 

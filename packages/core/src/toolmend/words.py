@@ -200,6 +200,7 @@ WORDING: Mapping[str, Kind] = {
          "Keys for idempotent requests can only be used", "statements are allowed",
          "are exactly the same", "did not conform to the edit format",
          "' does not exist. Did you mean ", "' does not exist. Available tools: ",
+         "' does not exist. Call one of the tools you were given.",
          "' was not run: invalid arguments", "' was not run: its arguments "], F),
 }  # fmt: skip
 
