@@ -369,7 +369,7 @@ async def test_model_sending_invalid_arguments_is_told_which_field_to_fix() -> N
     )
 
 
-async def test_plain_tool_with_invalid_arguments_keeps_the_sdks_words_and_is_fixable() -> None:
+async def test_plain_tool_with_invalid_arguments_names_what_to_change_and_is_fixable() -> None:
     tool = agents.function_tool(_read_file, name_override="read_file")
     model = script("read_file", {"file": "/x"}, "call_1", "Retrying with path.")
     agent = Agent(name="files", model=model, tools=[tool])
@@ -377,8 +377,8 @@ async def test_plain_tool_with_invalid_arguments_keeps_the_sdks_words_and_is_fix
     await Runner.run(agent, "Read /x", run_config=config())
 
     shown = (
-        "Tool 'read_file' failed after 1 attempt with agents.ModelBehaviorError: "
-        "Invalid JSON input for tool read_file"
+        "Tool 'read_file' was not run: invalid arguments. "
+        "file: additional property 'file' is not allowed; path: 'path' is a required property"
     )
     assert model.calls[1].input[2:] == [
         output_item("call_1", shown),

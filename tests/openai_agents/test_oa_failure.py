@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import inspect
 import logging
 from typing import Any
@@ -104,6 +106,10 @@ def test_failures_are_logged(caplog: pytest.LogCaptureFixture) -> None:
     ]
 
 
+async def _awaited(pending: Any) -> Any:
+    return await pending
+
+
 def test_formatter_leaves_other_errors_to_the_sdk() -> None:
     formatter = tm.tool_error_formatter()
     base: dict[str, Any] = {
@@ -112,10 +118,12 @@ def test_formatter_leaves_other_errors_to_the_sdk() -> None:
         "default_message": "default",
         "run_context": _context(),
     }
-    assert (
-        formatter(ToolErrorFormatterArgs(kind="tool_not_found", tool_type="function", **base))
-        is None
-    )
+    missing = ToolErrorFormatterArgs(kind="tool_not_found", tool_type="function", **base)
+    assert tm.tool_error_formatter(malformed_calls=False)(missing) is None
+    pending = formatter(missing)
+    assert inspect.isawaitable(pending)
+    shown = contextvars.Context().run(asyncio.run, _awaited(pending))
+    assert shown == "Tool 'read_file' does not exist. Call one of the tools you were given."
     assert (
         formatter(ToolErrorFormatterArgs(kind="approval_rejected", tool_type="function", **base))
         is None

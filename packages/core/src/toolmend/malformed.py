@@ -211,7 +211,7 @@ def _failure(tool: str, arguments: Any, cause: str, rule: str, reason: str) -> T
 def unknown_tool(tool: str, available: Iterable[str] | None, arguments: Any = None) -> ToolFailure:
     """The fixable failure of a call to a tool that does not exist, naming those that do.
 
-    The closest names come first in a "Did you mean" hint: a misspelling is the
+    The closest name comes first in a "Did you mean" hint: a misspelling is the
     usual cause.  ``available=None`` when the framework cannot say which exist.
     """
     shown = tool if len(tool) <= NAME_LIMIT else tool[:NAME_LIMIT] + "…"
@@ -219,8 +219,8 @@ def unknown_tool(tool: str, available: Iterable[str] | None, arguments: Any = No
         cause = UNLISTED_TOOL.format(tool=shown)
     else:
         names = list(dict.fromkeys(available))
-        close = difflib.get_close_matches(tool, names, n=3, cutoff=0.6)
-        hint = f" Did you mean {' or '.join(repr(n) for n in close)}?" if close else ""
+        close = difflib.get_close_matches(tool, names, n=1, cutoff=0.6)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
         cause = UNKNOWN_TOOL.format(tool=shown, hint=hint, names=_names(names))
     return _failure(shown, arguments, cause, "unknown-tool", "no tool of that name")
 

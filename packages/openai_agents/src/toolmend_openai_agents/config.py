@@ -20,6 +20,7 @@ def run_config(
     form: Form | str = Form.C3,
     effect: Effect | str = Effect.UNKNOWN,
     contracts: Contracts | None = None,
+    malformed_calls: bool = True,
     **kwargs: Any,
 ) -> RunConfig:
     """A ``RunConfig`` with toolmend's input filter, built from your own settings.
@@ -30,11 +31,19 @@ def run_config(
     SDK's default failure function also show the model the true cause, with
     ``effect`` assumed for them (undeclared = write).  ``contracts`` are the
     outcome contracts that toolmend's ``function_tool`` tools without their
-    own check their successful results against in this run.
+    own check their successful results against in this run.  With
+    ``malformed_calls`` (the default), a call to a tool the agent does not have
+    is answered with a fixable error naming the agent's tools instead of ending
+    the run (``tool_not_found_behavior`` you set yourself wins); ``False`` keeps
+    the SDK's behaviour.
     """
+    if malformed_calls:
+        kwargs.setdefault("tool_not_found_behavior", "return_error_to_model")
     kwargs["call_model_input_filter"] = InputFilter(
         form, then=kwargs.get("call_model_input_filter"), contracts=contracts
     )
     if kwargs.get("tool_error_formatter") is None:
-        kwargs["tool_error_formatter"] = tool_error_formatter(form, effect=effect)
+        kwargs["tool_error_formatter"] = tool_error_formatter(
+            form, effect=effect, malformed_calls=malformed_calls
+        )
     return RunConfig(**kwargs)

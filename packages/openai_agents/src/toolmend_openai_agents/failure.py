@@ -20,8 +20,10 @@ from agents.tool_context import ToolContext
 
 from toolmend import Effect, Form, ToolFailed, ToolFailure, Verdict, cap_error
 from toolmend.exceptions import describe_exception
+from toolmend.malformed import argument_errors, check_call
 
 from . import report
+from .malformed import tool_schema, unknown_tool_text
 from .runs import RUNS
 
 __all__ = [
@@ -62,8 +64,15 @@ def failure_of(
     tool data out of its logs); ``validator`` recovers what the model must change.
     """
     tool = ctx.tool_name if isinstance(ctx, ToolContext) else "tool"
-    if isinstance(error, ModelBehaviorError) and validator is not None:
-        details = validator(ctx.tool_arguments if isinstance(ctx, ToolContext) else "")
+    if isinstance(error, ModelBehaviorError):
+        raw = ctx.tool_arguments if isinstance(ctx, ToolContext) else ""
+        check = check_call(tool, raw, None, repair=False)
+        if check.failure is not None:
+            return check.failure
+        if validator is not None:
+            details = validator(raw)
+        else:
+            details = argument_errors(tool_schema(tool), check.arguments)
         if details is not None:
             return ToolFailure.invalid_arguments(tool, model_arguments(ctx), details)
     return ToolFailure.from_exception(
@@ -174,15 +183,24 @@ def failure_error_function(
 
 
 def tool_error_formatter(
-    form: Form | str = Form.C3, *, effect: Effect | str = Effect.UNKNOWN
-) -> Callable[[ToolErrorFormatterArgs[Any]], str | None]:
+    form: Form | str = Form.C3,
+    *,
+    effect: Effect | str = Effect.UNKNOWN,
+    malformed_calls: bool = True,
+) -> Callable[[ToolErrorFormatterArgs[Any]], str | Awaitable[str] | None]:
     """A ``RunConfig.tool_error_formatter`` that does for plain ``agents.function_tool``
     tools (those left on the SDK's default failure function) what
     :func:`failure_error_function` does; other errors keep the SDK's message.
+
+    With ``malformed_calls``, a call to a tool the agent does not have (when the
+    run returns that error to the model) reads the core's fixable error, which
+    lists the agent's tools, closest name first.
     """
     chosen = FailureFunction(form, effect=effect)
 
-    def format_error(args: ToolErrorFormatterArgs[Any]) -> str | None:
+    def format_error(args: ToolErrorFormatterArgs[Any]) -> str | Awaitable[str] | None:
+        if args.kind == "tool_not_found" and malformed_calls:
+            return unknown_tool_text(args, chosen.form)
         if args.kind != "tool_exception" or args.tool_type != "function" or args.error is None:
             return None
         shown = chosen(args.run_context, args.error)

@@ -22,6 +22,7 @@ from toolmend import Form, rewrite
 from toolmend.contracts import Contracts
 
 from . import report
+from .malformed import remember_agent
 from .runs import RUNS
 
 __all__ = ["InputFilter", "input_filter"]
@@ -62,6 +63,7 @@ class InputFilter:
             return data
 
     def __call__(self, data: CallModelData[Any]) -> ModelInputData | Awaitable[ModelInputData]:
+        remember_agent(data.agent, data.context)
         ours = self.apply(data.model_data)
         if self.then is None:
             return ours

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import typing
 from collections.abc import Awaitable, Callable
 from typing import Any, overload
@@ -49,6 +48,7 @@ from toolmend import (
     validation_details,
 )
 from toolmend.contracts import Contracts
+from toolmend.malformed import parse_arguments
 
 from .contracts import apply_contracts
 from .failure import FailureFunction, Validator, model_arguments
@@ -186,12 +186,9 @@ def _validator(model: type[BaseModel]) -> Validator:
     """What is wrong with the arguments, in the words of the SDK's own model."""
 
     def validate(raw: str) -> str | None:
-        try:
-            data = json.loads(raw) if raw else {}
-        except ValueError as exc:
-            return f"the arguments are not valid JSON ({exc})"
-        if not isinstance(data, dict):
-            return "the arguments must be a JSON object"
+        data = parse_arguments(raw, repair=False).value
+        if data is None:
+            return None
         try:
             model(**data)
         except ValidationError as exc:
