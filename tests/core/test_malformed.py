@@ -7,8 +7,9 @@ import logging
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, ValidationError
 
-from toolmend import GUIDANCE, Kind
+from toolmend import GUIDANCE, Kind, validation_details
 from toolmend.malformed import check_call, parse_arguments, unknown_tool
 
 TOOLS: dict[str, dict[str, Any] | None] = {
@@ -158,3 +159,17 @@ def test_a_good_call_passes_and_a_repair_is_reported_in_the_log(
 def test_validation_can_be_switched_off_and_repair_too() -> None:
     assert check_call("get_time", "{}", TOOLS, validate=False).ok
     assert not check_call("get_time", '{"timezone": "UTC",}', TOOLS, repair=False).ok
+
+
+def test_validation_details_can_keep_only_the_arguments_the_model_wrote() -> None:
+    class Args(BaseModel):
+        city: str
+        tool_call_id: str
+
+    with pytest.raises(ValidationError) as caught:
+        Args.model_validate({"city": 3})
+    assert validation_details(caught.value, only={"city"}) == (
+        "city: Input should be a valid string (got 3)"
+    )
+    assert validation_details(caught.value, only=()) == ""
+    assert validation_details(caught.value).endswith("tool_call_id: Field required (got {'city': 3})")
