@@ -172,4 +172,6 @@ def test_validation_details_can_keep_only_the_arguments_the_model_wrote() -> Non
         "city: Input should be a valid string (got 3)"
     )
     assert validation_details(caught.value, only=()) == ""
-    assert validation_details(caught.value).endswith("tool_call_id: Field required (got {'city': 3})")
+    assert validation_details(caught.value).endswith(
+        "tool_call_id: Field required (got {'city': 3})"
+    )
