@@ -369,7 +369,10 @@ def test_the_loop_guard_still_stops_a_repeated_refused_call(runs: list[str]) -> 
     model = ScriptedChatModel(script=replies([*bad, "done"]))
     out = agent_for(model).invoke(GO)
 
-    first = "Tool 'get_time' was not run: invalid arguments. timezone: Input should be a valid string (got 3)"
+    first = (
+        "Tool 'get_time' was not run: invalid arguments. "
+        "timezone: Input should be a valid string (got 3)"
+    )
     again = (
         "Tool 'get_time' was not run: this exact call already failed in this task. "
         "The earlier error: " + first
