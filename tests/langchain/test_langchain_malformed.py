@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import ModelCallLimitMiddleware
 from langchain.agents.structured_output import ToolStrategy
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import InjectedToolCallId, tool
@@ -126,6 +127,20 @@ async def test_arguments_that_are_not_json_get_the_cores_text_instead_of_ending_
     assert shape(model.seen[1][-1:]) == [("human", runtime_note("get_time", {}, cause, FIXABLE))]
     record = out["messages"][2].response_metadata["toolmend"]
     assert (record["kind"], record["rule"]) == ("fixable", "invalid-arguments")
+    assert runs == ["UTC"]
+    assert answered_once(out["messages"])
+
+
+def test_the_run_goes_on_with_other_middleware_after_the_model(runs: list[str]) -> None:
+    """Answered calls route back to the model through the agent's own edge, which an
+    ``after_model`` hook in between does not break (a ``jump_to`` would not survive it)."""
+    broken = AIMessage(content="", invalid_tool_calls=[invalid("{'timezone': 'UTC'}", "c1")])
+    model = ScriptedChatModel(script=replies([broken, FIXED, "done"]))
+    limit = ModelCallLimitMiddleware(run_limit=5)
+    agent = create_agent(model, [get_time, echo], middleware=[limit, ToolMendMiddleware()])
+    out = agent.invoke(GO)
+
+    assert shape(out["messages"])[3:] == FIXED_SHAPE
     assert runs == ["UTC"]
     assert answered_once(out["messages"])
 
