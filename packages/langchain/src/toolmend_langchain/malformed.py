@@ -79,7 +79,7 @@ def _structured(response_format: Any) -> set[str]:
 
 @dataclasses.dataclass
 class _Mending:
-    """What checking one AI message's calls produced."""
+    """What checking one AI message's calls produced (filled in by :func:`_check`)."""
 
     calls: list[ToolCall] = dataclasses.field(default_factory=list)
     invalid: list[InvalidToolCall] = dataclasses.field(default_factory=list)
@@ -121,16 +121,17 @@ def _check(
 
 
 def _mend(response: Any, request: ModelRequest[Any], form: Form) -> Any:
-    if isinstance(response, AIMessage):
-        response = ModelResponse(result=[response], structured_response=None)
+    whole = ModelResponse(result=[response]) if isinstance(response, AIMessage) else response
     tools = offered(request.tools)
-    if not isinstance(response, ModelResponse) or tools is None:
+    if not isinstance(whole, ModelResponse) or tools is None:
         return response
-    result = list(response.result)
-    index = next((i for i in reversed(range(len(result))) if isinstance(result[i], AIMessage)), -1)
-    message = result[index] if index >= 0 else None
-    if not isinstance(message, AIMessage):
+    result = list(whole.result)
+    found_at = [i for i, m in enumerate(result) if isinstance(m, AIMessage)]
+    if not found_at:
         return response
+    index = found_at[-1]
+    message = result[index]
+    assert isinstance(message, AIMessage)
     # Calls the agent answered in this step (structured output) are its own.
     answered = {m.tool_call_id for m in result if isinstance(m, ToolMessage)}
     found = _check(message, tools, answered, _structured(request.response_format), form)
@@ -146,7 +147,7 @@ def _mend(response: Any, request: ModelRequest[Any], form: Form) -> Any:
         len(found.answers), len(found.repairs),
     )  # fmt: skip
     result[index] = mended
-    return dataclasses.replace(response, result=[*result, *found.answers])
+    return dataclasses.replace(whole, result=[*result, *found.answers])
 
 
 def mend_response(response: Any, request: ModelRequest[Any], form: Form) -> Any:
