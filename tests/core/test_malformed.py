@@ -7,8 +7,9 @@ import logging
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, ValidationError
 
-from toolmend import GUIDANCE, Kind, inspect
+from toolmend import GUIDANCE, Kind, inspect, validation_details
 from toolmend.malformed import check_call, parse_arguments, unknown_tool
 
 TOOLS: dict[str, dict[str, Any] | None] = {
@@ -183,3 +184,19 @@ def _cause(raw: str) -> str:
 def test_the_classifier_reads_these_texts_as_fixable(text: str) -> None:
     verdict = inspect(text)
     assert (verdict.failed, verdict.kind) == (True, Kind.FIXABLE)
+
+
+def test_validation_details_can_keep_only_the_arguments_the_model_wrote() -> None:
+    class Args(BaseModel):
+        city: str
+        tool_call_id: str
+
+    with pytest.raises(ValidationError) as caught:
+        Args.model_validate({"city": 3})
+    assert validation_details(caught.value, only={"city"}) == (
+        "city: Input should be a valid string (got 3)"
+    )
+    assert validation_details(caught.value, only=()) == ""
+    assert validation_details(caught.value).endswith(
+        "tool_call_id: Field required (got {'city': 3})"
+    )

@@ -76,3 +76,34 @@ def test_tool_node_refuses_its_own_wrappers() -> None:
 
 def test_hook_without_messages() -> None:
     assert pre_model_hook()({}) == {"llm_input_messages": []}
+
+
+@pytest.mark.parametrize("malformed_calls", [True, False])
+def test_tool_node_checks_arguments_against_the_schema_before_the_tool_runs(
+    malformed_calls: bool,
+) -> None:
+    ran: list[int] = []
+
+    @tool
+    def square(n: int) -> int:
+        """Square a number."""
+        ran.append(n)
+        return n * n
+
+    model = ScriptedChatModel(script=replies([ai(call("square", {"n": "two"}, "s1")), "ok"]))
+    graph = build(model, [square], malformed_calls=malformed_calls)
+    out = graph.invoke({"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "m"}})
+
+    if malformed_calls:
+        text = (
+            "Tool 'square' was not run: invalid arguments. n: Input should be a valid integer, "
+            "unable to parse string as an integer (got 'two')"
+        )
+    else:
+        text = (
+            "Error invoking tool 'square' with kwargs {'n': 'two'} with error:\n"
+            " n: Input should be a valid integer, unable to parse string as an integer\n"
+            " Please fix the error and try again."
+        )
+    assert shape(tool_messages(out["messages"])) == [("tool", "s1", "square", "error", text)]
+    assert ran == []

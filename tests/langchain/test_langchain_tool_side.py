@@ -32,9 +32,9 @@ def weather(city: str) -> str:
     return f"sunny in {city}"
 
 
-async def test_unknown_tool_is_recorded_and_gets_fixable_guidance() -> None:
+async def test_without_malformed_calls_toolnodes_unknown_tool_text_is_recorded_as_fixable() -> None:
     model = ScriptedChatModel(script=replies([ai(call("forecast", {"city": "Oslo"}, "u1")), "ok"]))
-    agent = create_agent(model, [weather], middleware=[ToolMendMiddleware()])
+    agent = create_agent(model, [weather], middleware=[ToolMendMiddleware(malformed_calls=False)])
     out = await agent.ainvoke(GO)
 
     (result,) = tool_messages(out["messages"])
@@ -47,9 +47,9 @@ async def test_unknown_tool_is_recorded_and_gets_fixable_guidance() -> None:
     ]
 
 
-def test_bad_arguments_are_recorded_as_fixable() -> None:
+def test_without_malformed_calls_toolnodes_bad_arguments_text_is_recorded_as_fixable() -> None:
     model = ScriptedChatModel(script=replies([ai(call("weather", {"town": "Oslo"}, "b1")), "ok"]))
-    agent = create_agent(model, [weather], middleware=[ToolMendMiddleware()])
+    agent = create_agent(model, [weather], middleware=[ToolMendMiddleware(malformed_calls=False)])
     out = agent.invoke(GO)
 
     (result,) = tool_messages(out["messages"])
@@ -120,7 +120,8 @@ def test_form_c1_puts_guidance_in_the_result_once() -> None:
 
 def test_form_c1_appends_guidance_to_a_returned_failure_in_the_request_only() -> None:
     model = ScriptedChatModel(script=replies([ai(call("forecast", {}, "u1")), "ok"]))
-    agent = create_agent(model, [weather], middleware=[ToolMendMiddleware(form="c1")])
+    middleware = ToolMendMiddleware(form="c1", malformed_calls=False)
+    agent = create_agent(model, [weather], middleware=[middleware])
     out = agent.invoke(GO)
 
     text = "Error: forecast is not a valid tool, try one of [weather]."

@@ -12,7 +12,7 @@ import logging
 import os
 import sysconfig
 import traceback
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -293,12 +293,23 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def validation_details(error: Any, *, prefix: str | None = None) -> str:
+def validation_details(
+    error: Any, *, prefix: str | None = None, only: Collection[str] | None = None
+) -> str:
     """What a pydantic ``ValidationError`` says is wrong, one ``path: message (got value)``
-    per error, joined by ``; `` (``prefix`` starts each path, e.g. the parameter name)."""
+    per error, joined by ``; `` (``prefix`` starts each path, e.g. the parameter name).
+
+    ``only`` keeps the errors whose path starts with one of those names: the
+    arguments the model wrote, when the framework adds others itself (an
+    injected id or state) that are missing until the call runs.  ``""`` when no
+    error is left.
+    """
     found = []
     for item in error.errors(include_url=False):
-        parts = (prefix, *item.get("loc", ())) if prefix is not None else item.get("loc", ())
+        where = tuple(item.get("loc", ()))
+        if only is not None and not (where and where[0] in only):
+            continue
+        parts = (prefix, *where) if prefix is not None else where
         loc = ".".join(str(part) for part in parts)
         found.append(f"{loc}: {item.get('msg', 'invalid')} (got {_short(item.get('input'))})")
     return "; ".join(found)

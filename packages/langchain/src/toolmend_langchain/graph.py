@@ -34,12 +34,16 @@ def tool_node(
     client: str | None = None,
     verify: Mapping[str, Verify] | None = None,
     idempotency_keys: Mapping[str, str] | None = None,
+    malformed_calls: bool = True,
     **node_options: Any,
 ) -> ToolNode:
     """A ``ToolNode`` with toolmend's tool side; ``node_options`` go to ``ToolNode``.
 
     Passing ``wrap_tool_call`` or ``awrap_tool_call`` is refused: they are
-    what this node is made of.
+    what this node is made of.  ``malformed_calls`` here checks arguments
+    against each tool's schema before it runs; unknown tools and unparseable
+    arguments are caught by ``ToolMendMiddleware`` at the model step, which a
+    hand-built graph does not have.
     """
     for taken in ("wrap_tool_call", "awrap_tool_call"):
         if taken in node_options:
@@ -53,6 +57,7 @@ def tool_node(
         client=client,
         verify=verify,
         idempotency_keys=idempotency_keys,
+        malformed_calls=malformed_calls,
     )
     return ToolNode(tools, wrap_tool_call=side.call, awrap_tool_call=side.acall, **node_options)
 

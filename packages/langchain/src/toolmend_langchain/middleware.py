@@ -30,6 +30,7 @@ from langgraph.types import Command
 from toolmend import Effect, Form, RetryPolicy
 from toolmend.contracts import Contracts
 
+from .malformed import mend_response
 from .model_side import Rewritten, attach_report, rewrite_messages
 from .tool_side import LoopGuardSpec, Verify, configure
 
@@ -51,6 +52,12 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ``verify`` maps a tool to a hook that tells whether a failed write landed;
     ``idempotency_keys`` maps a tool to the parameter that receives the key.
     ``contracts`` (``toolmend.contracts.Contracts``) checks successful results.
+    ``malformed_calls`` (on by default) answers a call to a tool that does not
+    exist, or with arguments that are not a JSON object or break the tool's
+    schema, with a fixable error instead of the framework's own handling (which
+    ends the run for unparseable arguments); arguments with exactly one repair
+    (a trailing comma, brackets left open) run repaired, and the repair is
+    recorded on the AI message.  ``False`` leaves all of that to LangChain.
     """
 
     def __init__(
@@ -64,11 +71,13 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         client: str | None = None,
         verify: Mapping[str, Verify] | None = None,
         idempotency_keys: Mapping[str, str] | None = None,
+        malformed_calls: bool = True,
     ) -> None:
         super().__init__()
         self.tools = []
         self.form = Form.parse(form)
         self.client = client
+        self.malformed_calls = malformed_calls
         self._tool_side = configure(
             form=self.form,
             effects=effects,
@@ -78,6 +87,7 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             client=client,
             verify=verify,
             idempotency_keys=idempotency_keys,
+            malformed_calls=malformed_calls,
         )
         factory = self._tool_side.loop_guard
         self._stub_superseded = bool(factory is not None and factory().stub_superseded)
@@ -96,21 +106,28 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             return request.override(messages=rewritten.messages)
         return request
 
+    def _answered(
+        self, request: ModelRequest[Any], response: ModelResponse[Any], rewritten: Rewritten
+    ) -> ModelResponse[Any]:
+        """The response with its malformed calls mended and the rewrite's report attached."""
+        if self.malformed_calls:
+            response = mend_response(response, request, self.form)
+        result: ModelResponse[Any] = attach_report(response, rewritten.report)
+        return result
+
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: ModelHandler
     ) -> ModelResponse[Any]:
         rewritten = self._rewritten(request)
         response = handler(self._request_for(request, rewritten))
-        result: ModelResponse[Any] = attach_report(response, rewritten.report)
-        return result
+        return self._answered(request, response, rewritten)
 
     async def awrap_model_call(
         self, request: ModelRequest[Any], handler: AsyncModelHandler
     ) -> ModelResponse[Any]:
         rewritten = self._rewritten(request)
         response = await handler(self._request_for(request, rewritten))
-        result: ModelResponse[Any] = attach_report(response, rewritten.report)
-        return result
+        return self._answered(request, response, rewritten)
 
     def wrap_tool_call(
         self,

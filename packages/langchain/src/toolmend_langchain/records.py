@@ -13,12 +13,13 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from toolmend import Source, ToolFailure, Verdict
+from toolmend import Form, Source, ToolFailure, Verdict
 from toolmend.runs import verdict_from_record as _core_verdict_from_record
 from toolmend.runs import verdict_record as _core_verdict_record
 
 __all__ = [
     "KEY",
+    "failure_message",
     "failure_record",
     "record_of",
     "reports",
@@ -39,6 +40,20 @@ def failure_record(failure: ToolFailure, *, guidance_in_content: bool) -> dict[s
         "source": Source.EXCEPTION.value,
         "guidance_in_content": guidance_in_content,
     }
+
+
+def failure_message(failure: ToolFailure, *, call_id: str, name: str, form: Form) -> ToolMessage:
+    """The error ``ToolMessage`` that answers a failed call, with its record."""
+    content = failure.result_text(form)
+    return ToolMessage(
+        content=content,
+        tool_call_id=call_id,
+        name=name,
+        status="error",
+        response_metadata={
+            KEY: failure_record(failure, guidance_in_content=content != failure.cause)
+        },
+    )
 
 
 def verdict_record(verdict: Verdict) -> dict[str, Any]:

@@ -41,9 +41,9 @@ from toolmend.detect import text_of
 from toolmend.exceptions import describe_exception
 
 from .contracts import ContractCheck
+from .malformed import schema_errors
 from .records import (
-    KEY,
-    failure_record,
+    failure_message,
     record_of,
     verdict_from_record,
     verdict_record,
@@ -186,6 +186,7 @@ class ToolSide:
     client: str | None = None
     verify: Mapping[str, Verify] = field(default_factory=dict)
     keys: Mapping[str, str] = field(default_factory=dict)
+    malformed_calls: bool = True
 
     def _plan(self, request: ToolCallRequest) -> _Call:
         call = request.tool_call
@@ -225,6 +226,20 @@ class ToolSide:
             "passthrough": (GraphBubbleUp, _PassThrough),
         }
 
+    def _refused(self, call: _Call) -> ToolFailure | None:
+        """Arguments the tool's own schema rejects: a fixable failure, and the tool never runs.
+
+        The loop guard still has its say, as for a call that ran.
+        """
+        if not self.malformed_calls:
+            return None
+        ignore = () if call.key_parameter is None else (call.key_parameter,)
+        details = schema_errors(call.request.tool, call.arguments, ignore=ignore)
+        if details is None:
+            return None
+        blocked = call.loop.before(call.name, call.arguments) if call.loop is not None else None
+        return blocked or ToolFailure.invalid_arguments(call.name, call.arguments, details)
+
     def call(self, request: ToolCallRequest, handler: Handler) -> ToolResult:
         """Run one tool call (sync); never raises the tool's exception."""
         try:
@@ -232,6 +247,9 @@ class ToolSide:
         except Exception as exc:
             log.warning("toolmend.langchain: tool call not understood (%r); run as is", exc)
             return handler(request)
+        refused = self._refused(call)
+        if refused is not None:
+            return self._failed(call, refused)
 
         retried: list[str] = []
 
@@ -257,6 +275,9 @@ class ToolSide:
         except Exception as exc:
             log.warning("toolmend.langchain: tool call not understood (%r); run as is", exc)
             return await handler(request)
+        refused = self._refused(call)
+        if refused is not None:
+            return self._failed(call, refused)
 
         retried: list[str] = []
 
@@ -307,19 +328,11 @@ class ToolSide:
             return outcome
 
     def _failed(self, call: _Call, failure: ToolFailure) -> ToolMessage:
-        content = failure.result_text(self.form)
-        in_content = content != failure.cause
         log.info(
             "toolmend.langchain: %s call %s failed: kind=%s rule=%s attempts=%d",
             call.name, call.call_id, failure.kind.value, failure.rule, failure.attempts,
         )  # fmt: skip
-        return ToolMessage(
-            content=content,
-            tool_call_id=call.call_id or "",
-            name=call.name,
-            status="error",
-            response_metadata={KEY: failure_record(failure, guidance_in_content=in_content)},
-        )
+        return failure_message(failure, call_id=call.call_id or "", name=call.name, form=self.form)
 
     def _returned(self, call: _Call, message: ToolMessage, retried: list[str]) -> ToolMessage:
         """Record a returned failure, or a success that took retries or broke its contract."""
@@ -356,6 +369,7 @@ def configure(
     client: str | None = None,
     verify: Mapping[str, Verify] | None = None,
     idempotency_keys: Mapping[str, str] | None = None,
+    malformed_calls: bool = True,
 ) -> ToolSide:
     """Validate the user's settings once, when the middleware or node is built."""
     return ToolSide(
@@ -367,4 +381,5 @@ def configure(
         client=client,
         verify=dict(verify or {}),
         keys=dict(idempotency_keys or {}),
+        malformed_calls=malformed_calls,
     )
