@@ -109,6 +109,12 @@ def build_server() -> Server:
         await notify_tools_changed(ctx)
         return "enabled"
 
+    @server.tool(annotations=READ_ONLY)
+    def read_secret(name: str) -> str:
+        """Refused for want of permission: neither a retry nor other arguments help."""
+        calls["read_secret"] += 1
+        raise ToolError(f"Permission denied: {name}")
+
     @server.tool()
     def status() -> str:
         """Down for its first 9 calls (an outage), then up."""
