@@ -23,7 +23,7 @@ import requests
 from core_support import Loopback, Reply
 from mcp.shared.exceptions import MCPError
 
-from toolmend import ExceptionInfo, Kind, classify_exception
+from toolmend import ExceptionInfo, Kind, classify_exception, classify_text
 from toolmend.exceptions import (
     describe_exception,
     mcp_code,
@@ -414,6 +414,7 @@ def test_botocore_unknown_code_uses_status() -> None:
         (-32601, F, "method not found"),
         (-32600, F, "invalid request"),
         (-32001, T, "request timeout"),
+        (408, T, "request timeout"),
         (-32603, A, "internal error"),
     ],
 )
@@ -435,6 +436,19 @@ def test_mcp_errors_are_duck_typed() -> None:
     assert classify_exception(wrapped).reason == "MCP error -32601 (method not found)"
     assert mcp_code(ValueError("-32602")) is None
     assert mcp_code(McpError(True)) is None  # type: ignore[arg-type]
+
+
+def test_the_mcp_sdk_1x_read_timeout_reads_as_a_timeout() -> None:
+    """SDK 1.x raises ``McpError(ErrorData(code=408, ...))`` when a response is late."""
+    text = "Timed out while waiting for response to ClientRequest. Waited 30.0 seconds."
+    exc = MCPError(408, text)
+    assert classify_exception(exc) == ExceptionInfo(T, "MCP error 408 (request timeout)")
+    found = classify_text(f"MCP error 408: {text}")
+    assert (found.kind, found.reason, found.basis) == (
+        A,
+        "Timed out while waiting for response to",
+        "timeout",
+    )
 
 
 def test_unknown_mcp_codes_go_by_their_text() -> None:

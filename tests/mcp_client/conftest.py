@@ -3,32 +3,35 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp_demo_server import build_server
+from mcp_sdk import Connect, open_connection
 
 import toolmend
 from toolmend.retry import SleepLog, reset_budgets
 
 SERVER = Path(__file__).with_name("mcp_demo_server.py")
 
-Connect = Callable[..., Client]
-
 
 @pytest.fixture(params=["memory", "stdio"])
 def connect(request: pytest.FixtureRequest) -> Connect:
-    """A factory of unentered clients: ``async with connect() as client``."""
+    """A factory of unentered connections: ``async with connect() as client``.
 
-    def factory(**kwargs: Any) -> Client:
+    The client is an ``mcp.Client`` on the SDK's 2.x line and a ``ClientSession``
+    on 1.x; keyword arguments (``message_handler=``) go to it.
+    """
+
+    def factory(**kwargs: Any) -> AbstractAsyncContextManager[Any]:
         if request.param == "memory":
-            return Client(build_server(), **kwargs)
+            return open_connection(build_server(), **kwargs)
         params = StdioServerParameters(command=sys.executable, args=[str(SERVER)])
-        return Client(params, **kwargs)
+        return open_connection(params, **kwargs)
 
     return factory
 

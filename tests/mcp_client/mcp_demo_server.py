@@ -14,11 +14,9 @@ from collections import Counter
 from typing import Any
 
 import anyio
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
-from mcp.types import INVALID_PARAMS, ElicitRequestURLParams, ListToolsResult, ToolAnnotations
+from mcp.shared.exceptions import UrlElicitationRequiredError
+from mcp.types import INVALID_PARAMS, ElicitRequestURLParams, ToolAnnotations
+from mcp_sdk import Context, Server, ToolError, new_server, notify_tools_changed, protocol_error
 
 QUOTE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -26,36 +24,23 @@ QUOTE_SCHEMA: dict[str, Any] = {
     "required": ["symbol", "price"],
 }
 
-READ_ONLY = ToolAnnotations(read_only_hint=True)
-DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True)
+READ_ONLY = ToolAnnotations(readOnlyHint=True)
+DESTRUCTIVE = ToolAnnotations(readOnlyHint=False, destructiveHint=True)
 
 
-class AdvertiseQuoteSchema:
-    """Server middleware: the listing promises a numeric price the tool does not keep.
+def advertise_quote_schema(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The listing promises a numeric price the tool does not keep.
 
     Schema drift between what a server advertises and what it returns is the
-    failure the client's output-schema check exists for.
+    failure the client's output-schema check exists for.  Only the advertised
+    listing changes: the server itself does not check its tool against it.
     """
-
-    async def __call__(
-        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
-    ) -> HandlerResult:
-        result = await call_next(ctx)
-        if ctx.method != "tools/list":
-            return result
-        if isinstance(result, ListToolsResult):
-            result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        if isinstance(result, dict):
-            result["tools"] = [
-                {**t, "outputSchema": QUOTE_SCHEMA} if t.get("name") == "quote" else t
-                for t in result.get("tools", [])
-            ]
-        return result
+    return [{**t, "outputSchema": QUOTE_SCHEMA} if t.get("name") == "quote" else t for t in tools]
 
 
-def build_server() -> MCPServer:
-    """A fresh server with its own call counters."""
-    server = MCPServer("toolmend-demo", middleware=[AdvertiseQuoteSchema()])
+def build_server() -> Server:
+    """A fresh server with its own call counters (``MCPServer`` on SDK 2.x, ``FastMCP`` on 1.x)."""
+    server = new_server("toolmend-demo", listing=advertise_quote_schema)
     calls: Counter[str] = Counter()
 
     @server.tool(annotations=READ_ONLY)
@@ -87,13 +72,15 @@ def build_server() -> MCPServer:
     def lookup(key: str) -> str:
         """Rejects the call at the protocol level, as JSON-RPC invalid params."""
         calls["lookup"] += 1
-        raise MCPError(INVALID_PARAMS, f"key must be lowercase: {key}")
+        raise protocol_error(INVALID_PARAMS, f"key must be lowercase: {key}")
 
     @server.tool(annotations=READ_ONLY)
     def connect_drive() -> str:
         """Needs the user to authorise in a browser first: not a failure to recover from."""
         calls["connect_drive"] += 1
-        login = ElicitRequestURLParams(message="Sign in", url="https://drive.example/login")
+        login = ElicitRequestURLParams(
+            mode="url", message="Sign in", url="https://drive.example/login", elicitationId="login"
+        )
         raise UrlElicitationRequiredError([login])
 
     @server.tool(annotations=READ_ONLY)
@@ -119,8 +106,14 @@ def build_server() -> MCPServer:
             return f"{order}: none"
 
         server.add_tool(refund_status, annotations=READ_ONLY)
-        await ctx.notify_tools_changed()
+        await notify_tools_changed(ctx)
         return "enabled"
+
+    @server.tool(annotations=READ_ONLY)
+    def read_secret(name: str) -> str:
+        """Refused for want of permission: neither a retry nor other arguments help."""
+        calls["read_secret"] += 1
+        raise ToolError(f"Permission denied: {name}")
 
     @server.tool()
     def status() -> str:

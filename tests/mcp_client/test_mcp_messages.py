@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
-from mcp import Client
 from mcp.types import CallToolResult, ImageContent, TextContent
+from mcp_sdk import Connect
 
 import toolmend
 from toolmend import VERIFY_FIRST, Verdict
 from toolmend_mcp import RecoveringSession, findings_of, tool_message, verdict_of
-
-Connect = Callable[..., Client]
 
 PAY = {"amount": 5, "to": "bob"}
 DATA = "aGk="
@@ -32,7 +29,7 @@ def openai_turn(call_id: str) -> list[dict[str, object]]:
 
 
 def test_openai_message_keeps_the_error_flag() -> None:
-    result = CallToolResult(content=[TextContent(text="boom")], is_error=True)
+    result = CallToolResult(content=[TextContent(type="text", text="boom")], isError=True)
     assert tool_message(result, "c1", name="t") == {
         "role": "tool",
         "tool_call_id": "c1",
@@ -44,7 +41,10 @@ def test_openai_message_keeps_the_error_flag() -> None:
 
 def test_anthropic_block_keeps_images_and_the_flag() -> None:
     result = CallToolResult(
-        content=[TextContent(text="chart"), ImageContent(data=DATA, mime_type="image/png")]
+        content=[
+            TextContent(type="text", text="chart"),
+            ImageContent(type="image", data=DATA, mimeType="image/png"),
+        ]
     )
     assert tool_message(result, "tu_1", format="anthropic") == {
         "type": "tool_result",
@@ -61,7 +61,7 @@ def test_anthropic_block_keeps_images_and_the_flag() -> None:
 
 
 def test_responses_item_and_structured_only_results() -> None:
-    result = CallToolResult(content=[], structured_content={"price": 3})
+    result = CallToolResult(content=[], structuredContent={"price": 3})
     assert tool_message(result, "fc_1", format="responses") == {
         "type": "function_call_output",
         "call_id": "fc_1",
@@ -70,7 +70,7 @@ def test_responses_item_and_structured_only_results() -> None:
 
 
 def test_results_without_findings_have_no_verdict() -> None:
-    result = CallToolResult(content=[TextContent(text="ok")])
+    result = CallToolResult(content=[TextContent(type="text", text="ok")])
     assert (findings_of(result), verdict_of(result)) == (None, None)
 
 

@@ -3,23 +3,33 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
-from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolListChangedNotification
+from mcp_sdk import (
+    MCP2,
+    Connect,
+    MCPError,
+    is_error,
+    listening,
+    notification,
+    open_connection,
+    session_of,
+    structured,
+)
 
 from toolmend import GUIDANCE, VERIFY_FIRST, Kind, LoopGuard, RetryPolicy
 from toolmend.contracts import Contracts
 from toolmend.retry import SleepLog
 from toolmend_mcp import RecoveringSession
 
-Connect = Callable[..., Client]
-
 FIXABLE = GUIDANCE[Kind.FIXABLE]
+CRASH = "Error executing tool crash" if MCP2 else "Error executing tool crash: 'a.txt'"
+"""What the server says about an unexpected exception: SDK 2.x withholds its text, 1.x not."""
+TIMEOUT = -32001 if MCP2 else 408
+"""The code of the SDK's own read timeout: 2.x ``REQUEST_TIMEOUT``, 1.x HTTP's 408."""
 ADVISORY = (
     "[OUTCOME CONTRACT ADVISORY] The result from `quote` is inconsistent with a known "
     "invariant of its outcome contract.\n"
@@ -41,11 +51,11 @@ def found(result: CallToolResult) -> dict[str, Any]:
     return findings
 
 
-async def counts(client: Client) -> dict[str, int]:
+async def counts(client: Any) -> dict[str, int]:
     """How often each tool body ran on the server, asked past the wrapper."""
     result = await client.call_tool("counts", {})
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
+    assert isinstance(structured(result), dict)
+    return structured(result)
 
 
 # -- 1. a read-only tool with a retry hint -------------------------------------------
@@ -64,9 +74,9 @@ async def test_read_only_rate_limit_is_retried_after_the_hint(
         session = RecoveringSession(client, **options)
         result = await session.call_tool("search", {"query": "mcp"})
         assert await counts(client) == {"search": 2}
-    assert result.is_error is False
+    assert is_error(result) is False
     assert texts(result) == ["3 results for mcp"]
-    assert result.structured_content == {"result": "3 results for mcp"}
+    assert structured(result) == {"result": "3 results for mcp"}
     assert sleeps.sleeps == [2.0]
     findings = found(result)
     assert findings["attempts"] == 2
@@ -89,7 +99,7 @@ async def test_annotations_are_not_trusted_by_default(connect: Connect, sleeps: 
         result = await session.call_tool("search", {"query": "mcp"})
         assert await counts(client) == {"search": 1}
     findings = found(result)
-    assert result.is_error is True
+    assert is_error(result) is True
     assert (findings["effect"], findings["effect_source"]) == ("unknown", "default")
     assert (findings["kind"], findings["stop"], findings["attempts"]) == ("transient", "unsafe", 1)
     assert sleeps.sleeps == []
@@ -99,9 +109,9 @@ async def test_a_wrapped_client_session_recovers_the_same_way(
     connect: Connect, sleeps: SleepLog
 ) -> None:
     async with connect() as client:
-        session = RecoveringSession(client.session, effects={"search": "read_only"})
+        session = RecoveringSession(session_of(client), effects={"search": "read_only"})
         result = await session.call_tool("search", {"query": "mcp"})
-    assert (result.is_error, found(result)["attempts"], sleeps.sleeps) == (False, 2, [2.0])
+    assert (is_error(result), found(result)["attempts"], sleeps.sleeps) == (False, 2, [2.0])
 
 
 # -- 2. a destructive tool failing transiently -----------------------------------------
@@ -123,7 +133,7 @@ async def test_destructive_tool_is_never_retried(
         session = RecoveringSession(client, **options)
         result = await session.call_tool("transfer", {"amount": 5, "to": "bob"})
         assert await counts(client) == {"transfer": 1}
-    assert result.is_error is True
+    assert is_error(result) is True
     assert texts(result) == [
         "Error executing tool transfer: 503 Service Unavailable: ledger busy, retry in 1s"
     ]
@@ -150,8 +160,8 @@ async def test_unexpected_server_exception_is_ambiguous_without_guidance(
         result = await session.call_tool("crash", {"path": "a.txt"})
         assert await counts(client) == {"crash": 1}
     findings = found(result)
-    assert result.is_error is True
-    assert texts(result) == ["Error executing tool crash"]
+    assert is_error(result) is True
+    assert texts(result) == [CRASH]
     assert (findings["kind"], findings["rule"], findings["source"]) == (
         "ambiguous",
         "is_error",
@@ -171,7 +181,7 @@ async def test_a_crash_of_a_possible_write_says_check_first(connect: Connect) ->
     assert findings["guidance"] == VERIFY_FIRST
     assert findings["note"] == (
         "Note from the tool runtime: the last attempt called crash with path=a.txt and it "
-        f"failed with: Error executing tool crash\n\n{VERIFY_FIRST}"
+        f"failed with: {CRASH}\n\n{VERIFY_FIRST}"
     )
 
 
@@ -240,7 +250,7 @@ async def test_protocol_error_is_returned_as_an_error_result(connect: Connect) -
         session = RecoveringSession(client, trust_annotations=True)
         result = await session.call_tool("lookup", {"key": "ABC"})
         assert await counts(client) == {"lookup": 1}
-    assert result.is_error is True
+    assert is_error(result) is True
     assert texts(result) == ["MCP error -32602: key must be lowercase: ABC"]
     findings = found(result)
     assert (findings["kind"], findings["source"], findings["reason"]) == (
@@ -256,7 +266,10 @@ async def test_protocol_error_can_be_raised_instead(connect: Connect) -> None:
         session = RecoveringSession(client, raise_protocol_errors=True)
         with pytest.raises(MCPError) as caught:
             await session.call_tool("lookup", {"key": "ABC"})
-    assert (caught.value.code, caught.value.message) == (-32602, "key must be lowercase: ABC")
+    assert (caught.value.error.code, caught.value.error.message) == (
+        -32602,
+        "key must be lowercase: ABC",
+    )
 
 
 async def test_url_elicitation_is_not_a_failure_and_still_raises(connect: Connect) -> None:
@@ -265,7 +278,10 @@ async def test_url_elicitation_is_not_a_failure_and_still_raises(connect: Connec
         with pytest.raises(MCPError) as caught:
             await session.call_tool("connect_drive", {})
         assert await counts(client) == {"connect_drive": 1}
-    assert (caught.value.code, caught.value.message) == (-32042, "URL elicitation required")
+    assert (caught.value.error.code, caught.value.error.message) == (
+        -32042,
+        "URL elicitation required",
+    )
 
 
 async def test_read_timeout_of_a_read_is_retried_then_returned(
@@ -278,11 +294,11 @@ async def test_read_timeout_of_a_read_is_retried_then_returned(
         result = await session.call_tool("slow", {"seconds": 30}, read_timeout_seconds=0.2)
     findings = found(result)
     [text] = texts(result)
-    assert result.is_error is True
-    assert text.startswith("MCP error -32001: ")
+    assert is_error(result) is True
+    assert text.startswith(f"MCP error {TIMEOUT}: ")
     assert (findings["kind"], findings["reason"], findings["attempts"]) == (
         "transient",
-        "MCP error -32001 (request timeout)",
+        f"MCP error {TIMEOUT} (request timeout)",
         2,
     )
     assert findings["stop"] == "attempts"
@@ -324,8 +340,8 @@ async def test_schema_violation_gets_an_advisory_receipt_and_keeps_the_raw_resul
         result = await session.call_tool("quote", {"symbol": "ACME"})
         with pytest.raises(RuntimeError, match="Invalid structured content"):
             await client.call_tool("quote", {"symbol": "ACME"})
-    assert result.is_error is False
-    assert result.structured_content == {"symbol": "ACME", "price": "n/a"}
+    assert is_error(result) is False
+    assert structured(result) == {"symbol": "ACME", "price": "n/a"}
     assert texts(result) == ['{\n  "symbol": "ACME",\n  "price": "n/a"\n}', ADVISORY]
     violation = {
         "code": "schema_violation",
@@ -360,7 +376,7 @@ async def test_a_failed_result_gets_no_receipt(connect: Connect) -> None:
         session = RecoveringSession(client, contracts=contracts)
         result = await session.call_tool("crash", {"path": "a.txt"})
     findings = found(result)
-    assert texts(result) == ["Error executing tool crash"]
+    assert texts(result) == [CRASH]
     assert (findings["failed"], findings["source"]) == (True, "flag")
     assert (findings["violations"], findings["receipt"]) == ([], None)
 
@@ -392,7 +408,10 @@ async def test_a_clean_result_gets_clean_findings(connect: Connect) -> None:
         "violations": [],
         "receipt": None,
     }
-    assert result.meta["io.modelcontextprotocol/serverInfo"]["name"] == "toolmend-demo"
+    if MCP2:  # the 2.x server names itself in every result; 1.x adds nothing
+        assert result.meta["io.modelcontextprotocol/serverInfo"]["name"] == "toolmend-demo"
+    else:
+        assert list(result.meta) == ["toolmend"]
     wire = result.model_dump(by_alias=True, mode="json")
     assert wire["_meta"]["toolmend"] == result.meta["toolmend"]
 
@@ -406,13 +425,13 @@ async def test_tool_listing_is_refreshed_when_the_server_says_it_changed(
     changed = anyio.Event()
 
     async def handler(message: Any) -> None:
-        if isinstance(message, ToolListChangedNotification):
+        if isinstance(notification(message), ToolListChangedNotification):
             changed.set()
 
     async with connect(message_handler=handler) as client:
         session = RecoveringSession(client, trust_annotations=True)
         await session.call_tool("add", {"a": 1, "b": 1})
-        async with client.listen(tools_list_changed=True):
+        async with listening(client):
             await session.call_tool("enable_refund", {})
             with anyio.fail_after(10):
                 await changed.wait()
@@ -432,14 +451,16 @@ async def test_hosts_can_report_a_changed_listing_themselves(connect: Connect, t
             await session.handle_message(ToolListChangedNotification())
         result = await session.call_tool("refund_status", {"order": "o-1"})
     findings = found(result)
-    if told:
-        assert (result.is_error, findings["effect"], findings["attempts"]) == (
+    if told or not MCP2:
+        # SDK 1.x delivers notifications/tools/list_changed with no listen stream,
+        # and the session watches its session's message handler itself.
+        assert (is_error(result), findings["effect"], findings["attempts"]) == (
             False,
             "read_only",
             2,
         )
     else:
-        assert (result.is_error, findings["effect"], findings["stop"]) == (
+        assert (is_error(result), findings["effect"], findings["stop"]) == (
             True,
             "unknown",
             "unsafe",
@@ -470,7 +491,7 @@ async def test_a_hung_server_gives_a_transient_result_not_a_hang(connect: Connec
         with anyio.fail_after(5):
             result = await session.call_tool("slow", {"seconds": 30})
     findings = found(result)
-    assert result.is_error is True
+    assert is_error(result) is True
     assert (findings["kind"], findings["attempts"]) == ("transient", 2)
 
 
@@ -486,7 +507,7 @@ async def test_a_short_outage_never_blocks_the_session(connect: Connect) -> None
         assert (await counts(client))["status"] == 12
     rules = [found(r)["rule"] for r in results[:9]]
     assert "loop-budget" not in rules
-    assert [r.is_error for r in results] == [True] * 9 + [False] * 3
+    assert [is_error(r) for r in results] == [True] * 9 + [False] * 3
     assert found(results[8])["guidance"].endswith(
         "The last 9 calls of status failed: if the next one fails too, "
         "try another way or tell the user what failed."
@@ -530,17 +551,17 @@ async def test_a_server_that_never_answers_the_call_gives_a_result(mode: str) ->
 
     script = Path(__file__).with_name("mcp_broken_server.py")
     params = StdioServerParameters(command=sys.executable, args=[str(script), mode])
-    async with Client(params) as client:
+    async with open_connection(params) as client:
         session = RecoveringSession(
             client, effects={"status": "read_only"}, retry=RetryPolicy(attempts=2), read_timeout=0.5
         )
         with anyio.fail_after(10):
             result = await session.call_tool("status", {})
-    assert result.is_error is True
+    assert is_error(result) is True
     findings = found(result)
     assert findings["failed"] is True
     assert (findings["kind"], findings["attempts"], findings["reason"]) == (
         "transient",
         2,
-        "MCP error -32001 (request timeout)",
+        f"MCP error {TIMEOUT} (request timeout)",
     )

@@ -133,12 +133,16 @@ MCP_CODES: Mapping[int, tuple[Kind, str]] = {
     -32601: (F, "method not found"),
     -32600: (F, "invalid request"),
     -32001: (T, "request timeout"),
+    408: (T, "request timeout"),
     -32603: (A, "internal error"),
 }
 """JSON-RPC error codes of an MCP error whose next action is known; others go by their text.
 
 A request timeout is transient but not before dispatch: the server may still run
-the call, so a write that timed out counts as possibly landed.
+the call, so a write that timed out counts as possibly landed.  The Python SDK's
+2.x line raises its client-side read timeout as ``-32001``; its 1.x line as
+``408`` (``httpx.codes.REQUEST_TIMEOUT``), with the text "Timed out while waiting
+for response to ...".
 """
 URL_ELICITATION_REQUIRED = -32042
 """The MCP code that asks the host to send the user to a URL: control flow, not a failure."""

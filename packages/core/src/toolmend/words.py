@@ -51,9 +51,10 @@ OWN_TIMEOUT: tuple[str, ...] = (
     "waiting for selector",
     # An MCP server process that closed its connection: it crashed or never started.
     "-32000: Connection closed",
-    # A client's own request timeout (MCP -32001): repeating a call that may have run
-    # is not known to be safe, and the tool's effect is not in the text.
-    "-32001", "Request 'tools/call' timed out",
+    # A client's own request timeout (MCP -32001; the Python SDK 1.x's own wording):
+    # repeating a call that may have run is not known to be safe, and the tool's
+    # effect is not in the text.
+    "-32001", "Request 'tools/call' timed out", "Timed out while waiting for response to",
     # Neither a retry nor another argument: the thing exists, or the payload is too big,
     # or the server answered with something that is not the expected JSON.
     "already exists", "larger than max", "update or delete on table", "is not valid JSON",

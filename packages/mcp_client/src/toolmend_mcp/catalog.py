@@ -17,6 +17,8 @@ from mcp.types import Tool, ToolAnnotations
 
 from toolmend import Effect
 
+from ._compat import hints, output_schema
+
 __all__ = ["Catalog", "ToolInfo", "effect_of"]
 
 
@@ -35,11 +37,12 @@ class ToolInfo:
 def _from_annotations(annotations: ToolAnnotations | None) -> Effect | None:
     if annotations is None:
         return None
-    if annotations.read_only_hint is True:
+    read_only, idempotent, destructive = hints(annotations)
+    if read_only is True:
         return Effect.READ_ONLY
-    if annotations.idempotent_hint is True:
+    if idempotent is True:
         return Effect.IDEMPOTENT
-    if annotations.read_only_hint is False or annotations.destructive_hint is not None:
+    if read_only is False or destructive is not None:
         return Effect.WRITE
     return None
 
@@ -80,5 +83,5 @@ class Catalog:
     def info(self, name: str) -> ToolInfo:
         tool = self.tools.get(name)
         effect, source = effect_of(name, tool, self.declared, self.trust_annotations)
-        schema = tool.output_schema if tool is not None else None
+        schema = output_schema(tool) if tool is not None else None
         return ToolInfo(name, effect, source, schema, tool is not None)

@@ -1,16 +1,19 @@
 """The two places where a recovering session listens inside the SDK's session.
 
 1. Output-schema validation.  ``ClientSession.call_tool`` validates structured
-   content against the tool's ``output_schema`` and raises ``RuntimeError`` on a
-   mismatch, dropping the result.  The session's public ``validate_tool_result``
-   is shadowed on the instance: during a call made by a recovering session (a
+   content against the tool's output schema and raises ``RuntimeError`` on a
+   mismatch, dropping the result.  The session's validator (``validate_tool_result``
+   on the SDK's 2.x line, the private ``_validate_tool_result`` on 1.x) is
+   shadowed on the instance: during a call made by a recovering session (a
    context variable says so) a rejection is recorded instead of raised, so the
    raw result survives and gets an advisory receipt; every other caller of the
    same session sees the SDK's behaviour unchanged.
 2. ``notifications/tools/list_changed``.  The SDK delivers server notifications
    to the handler given at construction; the handler is chained so that the
    cached tool listing is dropped when the server says it changed.  This uses
-   the session's private ``_message_handler`` attribute; where it is missing
+   the session's private ``_message_handler`` attribute (both SDK lines have
+   it; 1.x hands it notifications wrapped in ``ServerNotification``, which the
+   observer unwraps); where it is missing
    (another SDK version) nothing is installed and the host can call
    ``RecoveringSession.handle_message`` from its own handler.
 """
@@ -26,6 +29,8 @@ from typing import Any
 
 from mcp.client.session import ClientSession
 from mcp.types import CallToolResult
+
+from ._compat import VALIDATOR
 
 __all__ = ["Rejection", "chain_messages", "record_rejections", "shadow_validation"]
 
@@ -58,10 +63,10 @@ def record_rejections() -> Iterator[Rejection]:
 def shadow_validation(session: ClientSession) -> None:
     """Install the recording validator on ``session`` once; never raises."""
     try:
-        current = session.__dict__.get("validate_tool_result")
+        current = session.__dict__.get(VALIDATOR)
         if current is not None and getattr(current, _MARK, False):
             return
-        original = session.validate_tool_result
+        original = getattr(session, VALIDATOR)
 
         async def validate_tool_result(name: str, result: CallToolResult) -> None:
             rejection = _current.get()
@@ -74,7 +79,7 @@ def shadow_validation(session: ClientSession) -> None:
                 rejection.message = str(exc)
 
         setattr(validate_tool_result, _MARK, True)
-        session.validate_tool_result = validate_tool_result  # type: ignore[method-assign]
+        setattr(session, VALIDATOR, validate_tool_result)
     except Exception:
         log.debug("toolmend.mcp: could not shadow output-schema validation", exc_info=True)
 

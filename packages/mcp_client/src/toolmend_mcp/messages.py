@@ -20,6 +20,8 @@ from mcp.types import (
     TextContent,
 )
 
+from ._compat import is_error, mime_type, structured_content
+
 __all__ = ["tool_message"]
 
 Format = Literal["openai", "anthropic", "responses"]
@@ -27,9 +29,9 @@ Format = Literal["openai", "anthropic", "responses"]
 
 def _structured_text(result: CallToolResult) -> str:
     try:
-        return json.dumps(result.structured_content, ensure_ascii=False)
+        return json.dumps(structured_content(result), ensure_ascii=False)
     except (TypeError, ValueError):
-        return str(result.structured_content)
+        return str(structured_content(result))
 
 
 def _block_text(block: ContentBlock) -> str:
@@ -41,13 +43,13 @@ def _block_text(block: ContentBlock) -> str:
     if isinstance(block, ResourceLink):
         return f"[resource {block.uri}]"
     if isinstance(block, ImageContent):
-        return f"[image {block.mime_type}]"
+        return f"[image {mime_type(block)}]"
     return f"[{block.type}]"
 
 
 def _text_parts(result: CallToolResult) -> list[str]:
     parts = [_block_text(block) for block in result.content]
-    if not parts and result.structured_content is not None:
+    if not parts and structured_content(result) is not None:
         parts.append(_structured_text(result))
     return parts
 
@@ -56,11 +58,11 @@ def _anthropic_content(result: CallToolResult) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for block in result.content:
         if isinstance(block, ImageContent):
-            source = {"type": "base64", "media_type": block.mime_type, "data": block.data}
+            source = {"type": "base64", "media_type": mime_type(block), "data": block.data}
             blocks.append({"type": "image", "source": source})
         else:
             blocks.append({"type": "text", "text": _block_text(block)})
-    if not blocks and result.structured_content is not None:
+    if not blocks and structured_content(result) is not None:
         blocks.append({"type": "text", "text": _structured_text(result)})
     return blocks
 
@@ -91,7 +93,7 @@ def tool_message(
             "type": "tool_result",
             "tool_use_id": call_id,
             "content": _anthropic_content(result),
-            "is_error": result.is_error,
+            "is_error": is_error(result),
         }
     text = "\n".join(_text_parts(result))
     if format == "responses":
@@ -99,5 +101,5 @@ def tool_message(
     message: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": text}
     if name is not None:
         message["name"] = name
-    message["is_error"] = result.is_error
+    message["is_error"] = is_error(result)
     return message

@@ -13,11 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, EmbeddedResource, ResourceLink, TextContent
 
 from toolmend import Verdict
 from toolmend.runs import verdict_from_record
+
+from . import _compat
+from ._compat import MCPError, error_code, error_message, structured_content
 
 __all__ = [
     "META_KEY",
@@ -109,11 +111,12 @@ def result_text(result: CallToolResult) -> str:
             texts.append(block.uri)
     if texts:
         return "\n".join(texts)
-    if result.structured_content is not None:
+    structured = structured_content(result)
+    if structured is not None:
         try:
-            return json.dumps(result.structured_content, ensure_ascii=False)
+            return json.dumps(structured, ensure_ascii=False)
         except (TypeError, ValueError):
-            return str(result.structured_content)
+            return str(structured)
     return ""
 
 
@@ -123,12 +126,12 @@ def protocol_error_text(error: MCPError) -> str:
     The code stays in the text so that the model, and a host that re-reads the
     text, see the same evidence the core classified the error by.
     """
-    return f"MCP error {error.code}: {error.message}"
+    return f"MCP error {error_code(error)}: {error_message(error)}"
 
 
 def error_result(text: str) -> CallToolResult:
     """An error result standing in for an error the SDK raised instead of returning."""
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    return _compat.error_result(text)
 
 
 def with_findings(
@@ -142,7 +145,7 @@ def with_findings(
 
     ``append`` is added to the last text block (form C1, ``"\\n" + guidance``, as
     the core's C1 does); ``extra_block`` becomes a text block of its own, so the
-    server's blocks stay byte-for-byte what it sent.  ``structured_content`` is
+    server's blocks stay byte-for-byte what it sent.  The structured content is
     never touched.
     """
     meta = dict(result.meta or {})

@@ -1,6 +1,7 @@
 """``RecoveringSession``: an MCP client session whose tool calls recover.
 
-It wraps an ``mcp.Client`` or ``mcp.ClientSession`` (everything but
+It wraps an ``mcp.Client`` or ``mcp.ClientSession`` (either line of the
+Python SDK, 1.x or 2.x; ``_compat`` holds what differs; everything but
 ``call_tool`` is the wrapped object's own) and runs each tool call through the
 core: ``toolmend.aexecute`` decides retries from the tool's declared effect,
 the loop guard refuses calls that cannot succeed, and outcome contracts (the
@@ -14,21 +15,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-from mcp import Client, ClientSession
-from mcp.shared.dispatcher import ProgressFnT
-from mcp.shared.exceptions import MCPError
-from mcp.types import (
-    CallToolResult,
-    InputResponses,
-    ListToolsResult,
-    PaginatedRequestParams,
-    RequestParamsMeta,
-    Tool,
-    ToolListChangedNotification,
-)
+from mcp import ClientSession
+from mcp.types import CallToolResult, Tool, ToolListChangedNotification
 from pydantic import ValidationError
 
 from toolmend import (
@@ -47,10 +38,16 @@ from toolmend.contracts import Code, Contracts, Violation, receipt, review
 from toolmend.contracts.values import cap
 from toolmend.retry import AttemptRecord
 
+from . import _compat
+from ._compat import Client, MCPError, is_error, next_cursor, output_schema, structured_content
 from .catalog import Catalog, ToolInfo
 from .errors import FailedResult, MalformedResult
 from .hooks import chain_messages, record_rejections, shadow_validation
 from .results import Findings, error_result, protocol_error_text, result_text, with_findings
+
+if TYPE_CHECKING:
+    from mcp.shared.dispatcher import ProgressFnT
+    from mcp.types import InputResponses, RequestParamsMeta
 
 __all__ = ["RecoveringSession"]
 
@@ -170,25 +167,19 @@ class RecoveringSession:
         self._observe(message)
 
     def _observe(self, message: Any) -> None:
-        if isinstance(message, ToolListChangedNotification):
+        if isinstance(_compat.notification(message), ToolListChangedNotification):
             self.tools_changed()
 
     def _current_session(self) -> ClientSession:
-        wrapped = self.wrapped
-        return wrapped.session if isinstance(wrapped, Client) else wrapped
+        return _compat.session_of(self.wrapped)
 
     async def _list(self) -> list[Tool]:
         tools: list[Tool] = []
         cursor: str | None = None
         for _ in range(_MAX_PAGES):
-            page: ListToolsResult
-            if isinstance(self.wrapped, Client):
-                page = await self.wrapped.list_tools(cursor=cursor)
-            else:
-                params = PaginatedRequestParams(cursor=cursor) if cursor else None
-                page = await self.wrapped.list_tools(params=params)
+            page = await _compat.list_page(self.wrapped, cursor)
             tools.extend(page.tools)
-            cursor = page.next_cursor
+            cursor = next_cursor(page)
             if cursor is None:
                 break
         return tools
@@ -231,7 +222,13 @@ class RecoveringSession:
         request_state: str | None = None,
         meta: RequestParamsMeta | None = None,
     ) -> CallToolResult:
-        """``call_tool`` of the wrapped client, with recovery; returns a ``CallToolResult``."""
+        """``call_tool`` of the wrapped client, with recovery; returns a ``CallToolResult``.
+
+        The arguments are the 2.x SDK's.  On the 1.x line the read timeout may
+        also be a ``timedelta`` (as 1.x's own ``call_tool`` takes it), and
+        ``input_responses`` / ``request_state``, which 1.x cannot send, raise
+        ``TypeError``.
+        """
         session = self._current_session()
         catalog = await self._catalog_for(session)
         info = catalog.info(name)
@@ -239,7 +236,8 @@ class RecoveringSession:
         async def attempt(ctx: CallContext) -> _Success:
             with record_rejections() as rejection:
                 try:
-                    result = await self.wrapped.call_tool(
+                    result = await _compat.call_tool(
+                        self.wrapped,
                         name,
                         arguments,
                         read_timeout_seconds
@@ -252,7 +250,7 @@ class RecoveringSession:
                     )
                 except ValidationError:
                     raise MalformedResult() from None
-            verdict = inspect(result_text(result), is_error=result.is_error)
+            verdict = inspect(result_text(result), is_error=is_error(result))
             if verdict.failed:
                 raise FailedResult(name, result, verdict)
             return _Success(result, rejection.message)
@@ -334,11 +332,8 @@ class RecoveringSession:
     ) -> CallToolResult:
         result = success.result
         has_schema = info.output_schema is not None
-        value = (
-            result.structured_content
-            if result.structured_content is not None or has_schema
-            else result_text(result)
-        )
+        structured = structured_content(result)
+        value = structured if structured is not None or has_schema else result_text(result)
         available = list(self._catalog.tools)
         checked = review(
             self._declared, name, arguments, value, available_tools=available, failed=False
@@ -380,10 +375,11 @@ def _with_schemas(contracts: Contracts | None, tools: list[Tool]) -> Contracts |
     """``contracts`` with each tool's ``output_schema`` declared, unless one is declared already."""
     merged = contracts
     for tool in tools:
-        if tool.output_schema is None:
+        schema = output_schema(tool)
+        if schema is None:
             continue
         current = merged.get(tool.name) if merged is not None else None
         if current is not None and current.schema is not None:
             continue
-        merged = (merged or Contracts()).declare(tool.name, tool.output_schema)
+        merged = (merged or Contracts()).declare(tool.name, schema)
     return merged
