@@ -39,7 +39,6 @@ from toolmend import (
     ToolFailed,
     ToolFailure,
     Verdict,
-    cap_error,
     effect_from_mcp,
     inspect,
 )
@@ -74,15 +73,12 @@ def _text(result: CallToolResult) -> str:
 
 
 def _as_returned(failure: ToolFailure, failed: _Failed) -> tuple[ToolFailure, Verdict]:
-    """The core's failure of a call whose last attempt returned ``failed``, in the words of
-    the result: its text and rule, with the core's attempts and next step."""
+    """The core's failure of a call whose last attempt returned ``failed``, with the rule
+    and reason the result was judged by (as without retrying) and the core's attempts
+    and next step."""
     verdict = failed.verdict
     shown = dataclasses.replace(
-        failure,
-        cause=cap_error(failed.text),
-        rule=verdict.rule or "is_error",
-        reason=verdict.reason,
-        exception=None,
+        failure, rule=verdict.rule or "is_error", reason=verdict.reason, exception=None
     )
     return shown, dataclasses.replace(verdict, guidance=failure.guidance)
 
