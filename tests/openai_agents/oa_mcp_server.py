@@ -84,6 +84,8 @@ def build_server(counts: Path | None = None) -> MCPServer:
     @server.tool()
     def read_secret(path: str) -> str:
         """Read a secret file."""
+        if counts is not None:
+            _run(counts, "read_secret", {"path": path})
         raise ToolError(f"Permission denied: {path}")
 
     @server.tool()

@@ -264,10 +264,14 @@ class RecoveringServer(MCPServer):
         raise ToolFailed(failure)
 
     def _checked(self, context: Any, tool: str, result: CallToolResult) -> CallToolResult:
-        """``result``, or the receipt in its place when it violates its outcome contract."""
-        value = result.structured_content if result.structured_content is not None else None
-        if value is None:
-            value = _text(result)
+        """``result``, or the receipt in its place when it violates its outcome contract.
+
+        The contract reads what the model reads: the structured content when the
+        server is set to send it (``use_structured_content``), else the text.
+        """
+        structured = result.structured_content
+        use_structured = getattr(self.wrapped, "use_structured_content", False) is True
+        value = structured if use_structured and structured else _text(result)
         receipt = receipt_for(context, tool, value, self.contracts)
         if receipt is None:
             return result
