@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from agents import Agent, Runner
-from agents.mcp import MCPServerStdio, MCPToolCustomDataContext
+from agents.mcp import MCPServerStdio, MCPToolCustomDataContext, MCPToolMetaContext
 from agents.testing import ScriptedModel, assistant_message, function_call
 from oa_support import (
     FIXABLE,
@@ -98,10 +98,19 @@ async def test_a_read_only_tool_failing_twice_is_retried_and_the_model_sees_the_
 
 
 async def test_an_idempotent_tool_is_retried(tmp_path: Path) -> None:
-    server = tm.RecoveringServer(_stdio(tmp_path), effects={"set_price": "idempotent"})
+    resolved: list[tuple[str, dict[str, Any] | None]] = []
+
+    def resolver(context: MCPToolMetaContext) -> dict[str, Any] | None:
+        resolved.append((context.tool_name, context.arguments))
+        return None
+
+    inner = _stdio(tmp_path, tool_meta_resolver=resolver)
+    server = tm.RecoveringServer(inner, effects={"set_price": "idempotent"})
     model, captured = await run_one(server, "set_price", {"sku": "A1", "price": 2.5})
 
     assert runs(tmp_path, "set_price") == [{"sku": "A1", "price": 2.5}] * 3
+    # The wrapped server's own meta resolver still runs, once per call.
+    assert resolved == [("set_price", {"sku": "A1", "price": 2.5})]
     assert model.calls[1].input[2:] == [output_item("c1", text("A1 now costs 2.5"))]
     assert [r.attempts for r in captured.retries] == [3]
     assert captured.failures == ()

@@ -20,7 +20,6 @@ is still guarded, without contracts from the run.
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,7 +52,6 @@ from .mcp import MCPErrorResults
 
 __all__ = ["RecoveringServer"]
 
-log = logging.getLogger("toolmend.openai_agents")
 
 _DEFAULT_POLICY = RetryPolicy()
 
@@ -64,7 +62,6 @@ class _Failed:
 
     result: CallToolResult
     verdict: Verdict
-    text: str
 
 
 def _text(result: CallToolResult) -> str:
@@ -235,7 +232,7 @@ class RecoveringServer(MCPServer):
                 text = _text(result)
                 verdict = inspect(text, is_error=True)
                 if verdict.failed:
-                    failed = _Failed(result, verdict, text)
+                    failed = _Failed(result, verdict)
                     raise ResultFailed(text, verdict.kind, verdict.reason, failed)
             return result
 
