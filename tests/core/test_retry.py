@@ -673,6 +673,42 @@ def test_a_returned_failure_counts_as_a_failure_for_the_loop_guard() -> None:
     assert blocked.rule == "loop-budget"
 
 
+def test_a_failed_result_is_its_own_cause_and_the_loop_guard_quotes_it() -> None:
+    from toolmend import LoopGuard, ResultFailed
+
+    text = "Error executing tool stock: 503 Service Unavailable"
+    runs: list[int] = []
+
+    def stock(ctx: CallContext) -> str:
+        runs.append(ctx.attempt)
+        raise ResultFailed(text, Kind.TRANSIENT, "Service Unavailable", {"isError": True})
+
+    loop = LoopGuard()
+    with testing() as log:
+        result = execute(stock, tool="stock", effect="read_only", loop=loop)
+    assert isinstance(result, ToolFailure)
+    assert (runs, len(log.sleeps)) == ([1, 2, 3], 2)
+    assert str(result) == (
+        f"{text}\nAll 3 attempts failed with a temporary error, so retrying now is unlikely "
+        "to help. " + LATER
+    )
+    assert isinstance(result.exception, ResultFailed)
+    assert result.exception.result == {"isError": True}
+
+    def denied(ctx: CallContext) -> str:
+        raise ResultFailed("Permission denied: /etc/shadow", Kind.UNRECOVERABLE, "denied", None)
+
+    first = execute(denied, tool="read", effect="read_only", loop=loop)
+    again = execute(denied, tool="read", effect="read_only", loop=loop)
+    assert isinstance(first, ToolFailure)
+    assert isinstance(again, ToolFailure)
+    assert first.cause == "Permission denied: /etc/shadow"
+    assert again.cause == (
+        "Tool 'read' was not run: this exact call already failed in this task. "
+        "The earlier error: Permission denied: /etc/shadow"
+    )
+
+
 def test_effects() -> None:
     from types import SimpleNamespace
 

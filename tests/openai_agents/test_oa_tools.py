@@ -90,12 +90,27 @@ async def test_a_write_that_honours_its_key_is_retried_with_the_same_key(
     body = charge_async if asynchronous else charge_sync
     tool = tm.function_tool(body, name_override="charge", effect="write", idempotency_key="key")
     model = script("charge", {"amount": 5}, "call_c", "Charged.")
-    await Runner.run(Agent(name="pay", model=model, tools=[tool]), "Charge 5", run_config=config())
+    agent = Agent(name="pay", model=model, tools=[tool])
+    with tm.capture() as captured:
+        await Runner.run(agent, "Charge 5", run_config=config())
 
     assert len(keys) == 3
     assert len(set(keys)) == 1
     assert len(sleeps.sleeps) == 2
     assert model.calls[1].input[2:] == [output_item("call_c", "charged 5")]
+    # The success after retrying is reported, with each failed attempt.
+    (retried,) = captured.retries
+    assert (retried.call_id, retried.tool, dict(retried.arguments), retried.attempts) == (
+        "call_c",
+        "charge",
+        {"amount": 5},
+        3,
+    )
+    assert [(r.attempt, r.error, r.delay) for r in retried.history] == [
+        (1, "httpx.ReadTimeout: timed out", sleeps.sleeps[0]),
+        (2, "httpx.ReadTimeout: timed out", sleeps.sleeps[1]),
+    ]
+    assert captured.failures == ()
 
 
 async def test_verify_hook_decides_whether_a_timed_out_write_is_repeated() -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from .detect import Verdict
 from .effects import Effect
-from .exceptions import ExceptionInfo, classify_exception, describe_exception
+from .exceptions import ExceptionInfo, ResultFailed, classify_exception, describe_exception
 from .guidance import GUIDANCE, VERIFY_FIRST, cap_error
 from .model import Detection, Form, Kind, Source
 from .retry import AttemptRecord, Stop, outcome_unknown
@@ -366,13 +366,20 @@ def failure_from_exception(
 ) -> ToolFailure:
     """The failure of a call whose last attempt raised ``exc``.
 
-    Logs one line at INFO and the full traceback at DEBUG.
+    The cause names the exception, where it was raised and how many attempts
+    were made; for a :class:`~toolmend.ResultFailed` it is the text of the
+    failed result itself, which is what the model reads.  Logs one line at INFO
+    and the full traceback at DEBUG.
     """
-    lines = [f"Tool '{tool}' failed after {_attempts(attempts)} with {describe_exception(exc)}"]
-    where = user_frames(exc)
-    if where is not None:
-        lines.append(f"Where: {where}")
-    cause = cap_error("\n".join(lines))
+    if isinstance(exc, ResultFailed):
+        # The tool returned this failure: the model reads the result, so it is the cause.
+        cause = cap_error(exc.text)
+    else:
+        lines = [f"Tool '{tool}' failed after {_attempts(attempts)} with {describe_exception(exc)}"]
+        where = user_frames(exc)
+        if where is not None:
+            lines.append(f"Where: {where}")
+        cause = cap_error("\n".join(lines))
     guidance = _guidance(info, tool=tool, attempts=attempts, stop=stop, unknown=unknown)
     logger.info(
         "tool %s failed: kind=%s reason=%s attempts=%d stop=%s outcome_unknown=%s",

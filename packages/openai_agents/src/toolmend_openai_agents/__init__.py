@@ -5,14 +5,16 @@ Tools built with :func:`function_tool` retry safe transient failures inside
 the call, fail with the true cause, and deliver the receipt for a result that
 violates its outcome contract (``contracts=`` there or in :func:`run_config`);
 :func:`failure_error_function` and :func:`input_filter` are the two halves for
-tools built elsewhere.
+tools built elsewhere.  :class:`RecoveringServer` does the same for the tools of an
+MCP server.
 """
 
 from .config import run_config
 from .failure import FailureFunction, ToolFailed, failure_error_function, tool_error_formatter
 from .filter import InputFilter, input_filter
 from .mcp import mcp_error_results, mcp_server_options
-from .report import Captured, ContractRecord, FailureRecord, capture
+from .recovering import RecoveringServer
+from .report import Captured, ContractRecord, FailureRecord, RetryRecord, capture
 from .tools import function_tool
 
 __all__ = [
@@ -21,6 +23,8 @@ __all__ = [
     "FailureFunction",
     "FailureRecord",
     "InputFilter",
+    "RecoveringServer",
+    "RetryRecord",
     "ToolFailed",
     "capture",
     "failure_error_function",

@@ -1,4 +1,4 @@
-"""Outcome contracts on the results of ``function_tool`` tools, through the core's review.
+"""Outcome contracts on the results of ``function_tool`` and MCP tools, through the core's review.
 
 A result that violates its contract reaches the model as the core's receipt
 (the raw result is inside it); a clean one, or one the core already judges a
@@ -24,7 +24,7 @@ from .failure import model_arguments
 from .filter import InputFilter
 from .runs import RUNS
 
-__all__ = ["apply_contracts", "available_tools", "run_contracts"]
+__all__ = ["apply_contracts", "available_tools", "receipt_for", "run_contracts"]
 
 log = logging.getLogger("toolmend.openai_agents")
 
@@ -55,25 +55,38 @@ def _value(result: Any) -> Any:
     return None
 
 
-def apply_contracts(ctx: Any, tool: str, result: Any, own: Contracts | None) -> Any:
-    """``result``, or the receipt the model should read in its place; never raises."""
+def receipt_for(ctx: Any, tool: str, value: Any, own: Contracts | None) -> str | None:
+    """The receipt the model should read in place of ``value`` (a text or JSON value), or
+    ``None`` to show the result as it is; each firing is reported.  Never raises."""
     try:
         contracts = own if own is not None else run_contracts(ctx)
-        value = _value(result) if contracts is not None else None
-        if value is None:
-            return result
+        if contracts is None or value is None:
+            return None
         arguments = model_arguments(ctx)
         outcome = review(contracts, tool, arguments, value, available_tools=available_tools(ctx))
         if not outcome.violations:
-            return result
+            return None
         call_id = ctx.tool_call_id if isinstance(ctx, ToolContext) else None
         report.contract_fired(call_id, tool, arguments, outcome)
         if not outcome.changed:
-            return result
+            return None
         if call_id is not None:
             # The receipt is a successful result: the input filter must not treat it as failed.
             RUNS.record(call_id, outcome.text, Verdict(False))
         return outcome.text
     except Exception:
         log.exception("toolmend: could not check the result of %s; returned as is", tool)
+        return None
+
+
+def apply_contracts(ctx: Any, tool: str, result: Any, own: Contracts | None) -> Any:
+    """``result``, or the receipt the model should read in its place; never raises."""
+    if own is None and run_contracts(ctx) is None:
         return result
+    try:
+        value = _value(result)
+    except Exception:
+        log.exception("toolmend: could not read the result of %s; returned as is", tool)
+        return result
+    shown = receipt_for(ctx, tool, value, own)
+    return result if shown is None else shown

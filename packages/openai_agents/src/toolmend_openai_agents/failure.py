@@ -22,14 +22,16 @@ from toolmend import Effect, Form, ToolFailed, ToolFailure, Verdict, cap_error
 from toolmend.exceptions import describe_exception
 from toolmend.malformed import argument_errors, check_call
 
-from . import report
+from . import pending, report
 from .malformed import tool_schema, unknown_tool_text
 from .runs import RUNS
 
 __all__ = [
+    "UNSET",
     "FailureFunction",
     "ToolFailed",
     "failure_error_function",
+    "own_failure_function",
     "tool_error_formatter",
 ]
 
@@ -38,6 +40,8 @@ log = logging.getLogger("toolmend.openai_agents")
 UserFailureFunction = Callable[[RunContextWrapper[Any], Exception], "str | Awaitable[str]"]
 Validator = Callable[[str], "str | None"]
 """Raw arguments JSON -> what is wrong with them (``None``: nothing found)."""
+UNSET: Any = object()
+"""No failure function given: toolmend's own."""
 
 
 def model_arguments(ctx: Any) -> Mapping[str, Any]:
@@ -63,6 +67,9 @@ def failure_of(
     The SDK rejects bad arguments with a message that names no field (it keeps
     tool data out of its logs); ``validator`` recovers what the model must change.
     """
+    carried = pending.raised(ctx, error)
+    if carried is not None:
+        return carried
     tool = ctx.tool_name if isinstance(ctx, ToolContext) else "tool"
     if isinstance(error, ModelBehaviorError):
         raw = ctx.tool_arguments if isinstance(ctx, ToolContext) else ""
@@ -180,6 +187,28 @@ def failure_error_function(
     instead of the cause (e.g. to redact it), and if it is async, so is this.
     """
     return FailureFunction(form, effect=effect, then=then)
+
+
+def own_failure_function(
+    given: Any,
+    *,
+    form: Form | str = Form.C3,
+    effect: Effect | str = Effect.UNKNOWN,
+    validator: Validator | None = None,
+) -> FailureFunction | None:
+    """Toolmend's failure function in place of ``given``, which supplies the text if it is
+    the user's own; ``None`` stays ``None`` (the SDK raises) and :data:`UNSET` is ours."""
+    if given is UNSET:
+        return FailureFunction(form, effect=effect, validator=validator)
+    if given is None:
+        return None
+    if isinstance(given, FailureFunction):
+        if given.validator is not None or validator is None:
+            return given
+        return FailureFunction(
+            given.form, effect=given.effect, then=given.then, validator=validator
+        )
+    return FailureFunction(form, effect=effect, then=given, validator=validator)
 
 
 def tool_error_formatter(

@@ -5,7 +5,8 @@ server error): the server's ``failure_error_function`` decides the text, and
 ours tells the truth and records the verdict.  Or the server answers with
 ``isError``: the SDK passes the result on as ordinary output, with no flag the
 model or the input filter could see, so the custom-data extractor, which
-does see the flag, records the verdict for the filter.
+does see the flag, records the verdict for the filter.  Neither retries: for
+that, wrap the server in :class:`~toolmend_openai_agents.RecoveringServer`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from agents.tool_context import ToolContext
 from toolmend import Effect, Form, ToolFailure
 from toolmend import inspect as inspect_result
 
-from . import report
+from . import pending, report
 from .failure import FailureFunction
 from .runs import RUNS, output_text
 
@@ -40,12 +41,19 @@ def _record(context: MCPToolCustomDataContext) -> None:
     if not isinstance(run_context, ToolContext):
         return
     text = output_text(context.tool_output)
-    verdict = inspect_result(text, is_error=True)
-    failure = ToolFailure.from_verdict(
-        verdict, tool=context.tool_display_name, arguments=dict(context.arguments), text=text
-    )
-    if failure is None:
-        return
+    found = pending.returned(run_context)
+    if found is not None:
+        # Decided by a RecoveringServer's call_tool: its attempts and next step.
+        failure, verdict = found
+    else:
+        verdict = inspect_result(text, is_error=True)
+        arguments = dict(context.arguments)
+        made = ToolFailure.from_verdict(
+            verdict, tool=context.tool_display_name, arguments=arguments, text=text
+        )
+        if made is None:
+            return
+        failure = made
     RUNS.record(run_context.tool_call_id, context.tool_output, verdict)
     report.failed(run_context.tool_call_id, text, failure)
 

@@ -18,14 +18,17 @@ from typing import Any
 
 from toolmend import Report, ToolFailure
 from toolmend.contracts import Review
+from toolmend.retry import AttemptRecord
 
 __all__ = [
     "Captured",
     "ContractRecord",
     "FailureRecord",
+    "RetryRecord",
     "capture",
     "contract_fired",
     "failed",
+    "retried",
     "rewritten",
 ]
 
@@ -67,12 +70,39 @@ class ContractRecord:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class RetryRecord:
+    """One tool call that succeeded after failed attempts, retried inside the call."""
+
+    call_id: str | None
+    tool: str
+    arguments: Mapping[str, Any]
+    history: tuple[AttemptRecord, ...]
+    """The failed attempts, in order, each with the core's decision after it."""
+
+    @property
+    def attempts(self) -> int:
+        """Attempts in all, the successful one included."""
+        return len(self.history) + 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "arguments": dict(self.arguments),
+            "attempts": self.attempts,
+            "history": [record.to_dict() for record in self.history],
+        }
+
+
 class Captured:
-    """The failures, receipts and rewrites of the runs started inside one :func:`capture`."""
+    """The failures, retries, receipts and rewrites of the runs started inside one
+    :func:`capture`."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._failures: list[FailureRecord] = []
+        self._retries: list[RetryRecord] = []
         self._contracts: list[ContractRecord] = []
         self._rewrites: list[Report] = []
 
@@ -80,6 +110,13 @@ class Captured:
     def failures(self) -> tuple[FailureRecord, ...]:
         with self._lock:
             return tuple(self._failures)
+
+    @property
+    def retries(self) -> tuple[RetryRecord, ...]:
+        """One record per call that succeeded only after retrying (failed calls are in
+        :attr:`failures`, with their attempts)."""
+        with self._lock:
+            return tuple(self._retries)
 
     @property
     def contracts(self) -> tuple[ContractRecord, ...]:
@@ -96,6 +133,7 @@ class Captured:
     def to_dict(self) -> dict[str, Any]:
         return {
             "failures": [f.to_dict() for f in self.failures],
+            "retries": [r.to_dict() for r in self.retries],
             "contracts": [c.to_dict() for c in self.contracts],
             "rewrites": [r.to_dict() for r in self.rewrites],
         }
@@ -103,6 +141,10 @@ class Captured:
     def _add_failure(self, record: FailureRecord) -> None:
         with self._lock:
             self._failures.append(record)
+
+    def _add_retry(self, record: RetryRecord) -> None:
+        with self._lock:
+            self._retries.append(record)
 
     def _add_contract(self, record: ContractRecord) -> None:
         with self._lock:
@@ -148,6 +190,21 @@ def failed(call_id: str | None, shown: str, failure: ToolFailure) -> None:
     captured = _CAPTURE.get()
     if captured is not None:
         captured._add_failure(FailureRecord(call_id, shown, failure))
+
+
+def retried(
+    call_id: str | None,
+    tool: str,
+    arguments: Mapping[str, Any],
+    history: tuple[AttemptRecord, ...],
+) -> None:
+    """Report a call that succeeded after ``len(history)`` failed attempts."""
+    log.info(
+        "toolmend: tool %s succeeded after %d attempts (call %s)", tool, len(history) + 1, call_id
+    )
+    captured = _CAPTURE.get()
+    if captured is not None:
+        captured._add_retry(RetryRecord(call_id, tool, arguments, history))
 
 
 def contract_fired(

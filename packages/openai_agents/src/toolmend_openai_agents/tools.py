@@ -43,21 +43,17 @@ from toolmend import (
     RetryPolicy,
     ToolFailed,
     ToolFailure,
-    aexecute,
-    execute,
     validation_details,
 )
 from toolmend.contracts import Contracts
 from toolmend.malformed import parse_arguments
 
 from .contracts import apply_contracts
-from .failure import FailureFunction, Validator, model_arguments
-from .runs import RUNS
+from .failure import UNSET, Validator, model_arguments, own_failure_function
+from .guarded import Guarded, Verify
 
 __all__ = ["function_tool"]
 
-Verify = Callable[[CallContext, BaseException], "bool | Awaitable[bool | None] | None"]
-_UNSET: Any = object()
 _DEFAULT_POLICY = RetryPolicy()
 _CONTEXT_TYPES = (RunContextWrapper, ToolContext)
 
@@ -134,16 +130,13 @@ def _guarded(
     def call_kwargs(kwargs: dict[str, Any], call: CallContext) -> dict[str, Any]:
         return kwargs if key_param is None else {**kwargs, key_param: call.idempotency_key}
 
-    def options(ctx: Any) -> dict[str, Any]:
+    guarded = Guarded(effect, policy, verify, honours_key, passthrough)
+
+    def run_options(ctx: Any) -> dict[str, Any]:
         return {
             "tool": getattr(ctx, "tool_name", None) or name,
             "arguments": model_arguments(ctx),
-            "effect": effect,
-            "policy": policy,
-            "loop": RUNS.state().loop,
-            "verify": verify,
-            "honours_key": honours_key,
-            "passthrough": passthrough,
+            "call_id": getattr(ctx, "tool_call_id", None),
         }
 
     def outcome(ctx: Any, result: Any) -> Any:
@@ -160,7 +153,7 @@ def _guarded(
             async def attempt(call: CallContext) -> Any:
                 return await func(*call_args(ctx, args), **call_kwargs(kwargs, call))
 
-            return outcome(ctx, await aexecute(attempt, **options(ctx)))
+            return outcome(ctx, await guarded.arun(attempt, **run_options(ctx)))
 
         wrapper = async_wrapper
     else:
@@ -170,7 +163,7 @@ def _guarded(
             def attempt(call: CallContext) -> Any:
                 return func(*call_args(ctx, args), **call_kwargs(kwargs, call))
 
-            return outcome(ctx, execute(attempt, **options(ctx)))
+            return outcome(ctx, guarded.run(attempt, **run_options(ctx)))
 
         wrapper = sync_wrapper
     exposed: Any = wrapper
@@ -198,22 +191,6 @@ def _validator(model: type[BaseModel]) -> Validator:
         return None
 
     return validate
-
-
-def _failure_function(
-    given: Any, effect: Effect | str, validator: Validator | None
-) -> ToolErrorFunction | None:
-    if given is _UNSET:
-        return FailureFunction(effect=effect, validator=validator)
-    if given is None:
-        return None
-    if isinstance(given, FailureFunction):
-        if given.validator is not None or validator is None:
-            return given
-        return FailureFunction(
-            given.form, effect=given.effect, then=given.then, validator=validator
-        )
-    return FailureFunction(effect=effect, then=given, validator=validator)
 
 
 @overload
@@ -285,7 +262,7 @@ def function_tool(
     description_override: str | None = None,
     docstring_style: DocstringStyle | None = None,
     use_docstring_info: bool = True,
-    failure_error_function: ToolErrorFunction | None = _UNSET,
+    failure_error_function: ToolErrorFunction | None = UNSET,
     strict_mode: bool = True,
     is_enabled: bool
     | Callable[[RunContextWrapper[Any], agents.AgentBase[Any]], MaybeAwaitable[bool]] = True,
@@ -352,9 +329,11 @@ def function_tool(
             strict_json_schema=strict_mode,
         )
         validator = _validator(schema.params_pydantic_model)
-        failure_function = _failure_function(failure_error_function, effect, validator)
-        timeout_function = _failure_function(
-            _UNSET if timeout_error_function is None else timeout_error_function, effect, None
+        failure_function = own_failure_function(
+            failure_error_function, effect=effect, validator=validator
+        )
+        timeout_function = own_failure_function(
+            UNSET if timeout_error_function is None else timeout_error_function, effect=effect
         )
         return agents.function_tool(
             body,

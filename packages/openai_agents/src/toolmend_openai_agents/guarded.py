@@ -1,0 +1,90 @@
+"""One tool call run under the core, the same way for ``function_tool`` and MCP servers.
+
+Both kinds of tool hand the core the same things: the tool's declared effect,
+its retry policy, the run's loop guard, and a list that receives the failed
+attempts, so that a call that succeeded only after retrying is reported too
+(a failed one is reported by the failure function, which reads its attempts
+from the failure).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from toolmend import CallContext, Effect, RetryPolicy, ToolFailure, aexecute, execute
+from toolmend.retry import AttemptRecord
+
+from . import report
+from .runs import RUNS
+
+__all__ = ["Guarded", "Verify"]
+
+T = TypeVar("T")
+Verify = Callable[[CallContext, BaseException], "bool | Awaitable[bool | None] | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class Guarded:
+    """How a tool's calls run under the core: its effect, policy and hooks."""
+
+    effect: Effect | str
+    policy: RetryPolicy
+    verify: Verify | None = None
+    honours_key: bool = False
+    passthrough: tuple[type[BaseException], ...] = ()
+
+    def _options(
+        self, tool: str, arguments: Mapping[str, Any], history: list[AttemptRecord]
+    ) -> dict[str, Any]:
+        return {
+            "tool": tool,
+            "arguments": arguments,
+            "effect": self.effect,
+            "policy": self.policy,
+            "loop": RUNS.state().loop,
+            "verify": self.verify,
+            "honours_key": self.honours_key,
+            "passthrough": self.passthrough,
+            "history": history,
+        }
+
+    async def arun(
+        self,
+        attempt: Callable[[CallContext], Awaitable[T]],
+        *,
+        tool: str,
+        arguments: Mapping[str, Any],
+        call_id: str | None,
+    ) -> T | ToolFailure:
+        """``toolmend.aexecute`` with the run's loop guard; a retried success is reported."""
+        history: list[AttemptRecord] = []
+        outcome = await aexecute(attempt, **self._options(tool, arguments, history))
+        _report(outcome, call_id, tool, arguments, history)
+        return outcome
+
+    def run(
+        self,
+        attempt: Callable[[CallContext], T],
+        *,
+        tool: str,
+        arguments: Mapping[str, Any],
+        call_id: str | None,
+    ) -> T | ToolFailure:
+        """The sync twin of :meth:`arun`."""
+        history: list[AttemptRecord] = []
+        outcome = execute(attempt, **self._options(tool, arguments, history))
+        _report(outcome, call_id, tool, arguments, history)
+        return outcome
+
+
+def _report(
+    outcome: Any,
+    call_id: str | None,
+    tool: str,
+    arguments: Mapping[str, Any],
+    history: list[AttemptRecord],
+) -> None:
+    if history and not isinstance(outcome, ToolFailure):
+        report.retried(call_id, tool, arguments, tuple(history))
