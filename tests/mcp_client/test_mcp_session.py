@@ -188,9 +188,33 @@ async def test_a_crash_of_a_possible_write_says_check_first(connect: Connect) ->
 # -- 4. fixable: argument validation and unknown tools ----------------------------------
 
 
-async def test_argument_validation_error_is_fixable(connect: Connect) -> None:
+TOOLS = (
+    "search, transfer, crash, add, lookup, connect_drive, quote, slow, enable_refund, "
+    "read_secret, status, get_time, counts"
+)
+
+
+async def test_arguments_that_break_the_input_schema_are_not_sent(connect: Connect) -> None:
     async with connect() as client:
         session = RecoveringSession(client, trust_annotations=True, form="c1")
+        result = await session.call_tool("add", {"a": "one", "b": 2})
+        assert await counts(client) == {}
+    assert texts(result) == [
+        "Tool 'add' was not run: invalid arguments. a: 'one' is not of type 'integer'\n" + FIXABLE
+    ]
+    findings = found(result)
+    assert (findings["kind"], findings["rule"], findings["attempts"]) == (
+        "fixable",
+        "invalid-arguments",
+        0,
+    )
+
+
+async def test_argument_validation_error_of_the_server_is_fixable(connect: Connect) -> None:
+    async with connect() as client:
+        session = RecoveringSession(
+            client, trust_annotations=True, form="c1", malformed_calls=False
+        )
         result = await session.call_tool("add", {"a": "one", "b": 2})
     [text] = texts(result)
     assert text.startswith(
@@ -206,9 +230,32 @@ async def test_argument_validation_error_is_fixable(connect: Connect) -> None:
     )
 
 
-async def test_unknown_tool_is_fixable(connect: Connect) -> None:
+async def test_unknown_tool_is_fixable_and_names_the_listed_tools(connect: Connect) -> None:
     async with connect() as client:
         session = RecoveringSession(client)
+        result = await session.call_tool("get_tim", {})
+        misspelled = texts(result)
+        result = await session.call_tool("refund", {"order": "o-1"})
+    assert misspelled == [
+        f"Tool 'get_tim' does not exist. Did you mean 'get_time'? Available tools: {TOOLS}."
+    ]
+    error = f"Tool 'refund' does not exist. Available tools: {TOOLS}."
+    assert texts(result) == [error]
+    findings = found(result)
+    assert (findings["kind"], findings["rule"], findings["attempts"]) == (
+        "fixable",
+        "unknown-tool",
+        0,
+    )
+    assert findings["note"] == (
+        "Note from the tool runtime: the last attempt called refund with order=o-1 and it "
+        f"failed with: {error}\n\n{FIXABLE}"
+    )
+
+
+async def test_unknown_tool_answered_by_the_server_is_fixable(connect: Connect) -> None:
+    async with connect() as client:
+        session = RecoveringSession(client, malformed_calls=False)
         result = await session.call_tool("refund", {"order": "o-1"})
     findings = found(result)
     assert texts(result) == ["Unknown tool: refund"]
@@ -217,15 +264,11 @@ async def test_unknown_tool_is_fixable(connect: Connect) -> None:
         "is_error",
         FIXABLE,
     )
-    assert findings["note"] == (
-        "Note from the tool runtime: the last attempt called refund with order=o-1 and it "
-        f"failed with: Unknown tool: refund\n\n{FIXABLE}"
-    )
 
 
 async def test_exact_repeat_of_a_fixable_failure_is_not_run_again(connect: Connect) -> None:
     async with connect() as client:
-        session = RecoveringSession(client, loop=LoopGuard())
+        session = RecoveringSession(client, loop=LoopGuard(), malformed_calls=False)
         first = await session.call_tool("add", {"a": "one", "b": 2})
         second = await session.call_tool("add", {"b": 2, "a": "one"})
         assert await counts(client) == {}
@@ -442,18 +485,25 @@ async def test_tool_listing_is_refreshed_when_the_server_says_it_changed(
     assert len(sleeps.sleeps) == 1
 
 
-@pytest.mark.parametrize("told", [True, False], ids=["told", "not-told"])
-async def test_hosts_can_report_a_changed_listing_themselves(connect: Connect, told: bool) -> None:
+@pytest.mark.parametrize(
+    ("told", "malformed_calls"),
+    [(True, False), (False, False), (False, True)],
+    ids=["told", "not-told", "not-told-relisted"],
+)
+async def test_hosts_can_report_a_changed_listing_themselves(
+    connect: Connect, told: bool, malformed_calls: bool
+) -> None:
     async with connect() as client:
-        session = RecoveringSession(client, trust_annotations=True)
+        session = RecoveringSession(client, trust_annotations=True, malformed_calls=malformed_calls)
         await session.call_tool("enable_refund", {})
         if told:
             await session.handle_message(ToolListChangedNotification())
         result = await session.call_tool("refund_status", {"order": "o-1"})
     findings = found(result)
-    if told or not MCP2:
-        # SDK 1.x delivers notifications/tools/list_changed with no listen stream,
-        # and the session watches its session's message handler itself.
+    if told or malformed_calls or not MCP2:
+        # SDK 1.x delivers notifications/tools/list_changed with no listen stream, and
+        # the session watches its session's message handler itself; the check of a
+        # call's name lists the tools again before calling a name unknown.
         assert (is_error(result), findings["effect"], findings["attempts"]) == (
             False,
             "read_only",

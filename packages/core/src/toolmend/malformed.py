@@ -219,7 +219,7 @@ def unknown_tool(tool: str, available: Iterable[str] | None, arguments: Any = No
         cause = UNLISTED_TOOL.format(tool=shown)
     else:
         names = list(dict.fromkeys(available))
-        close = difflib.get_close_matches(tool, names, n=1, cutoff=0.6)
+        close = difflib.get_close_matches(tool, names, n=1, cutoff=0.75)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         cause = UNKNOWN_TOOL.format(tool=shown, hint=hint, names=_names(names))
     return _failure(shown, arguments, cause, "unknown-tool", "no tool of that name")
@@ -259,12 +259,12 @@ def check_call(
     """
     if tools is not None and tool not in tools:
         failure = unknown_tool(tool, tools, raw_arguments)
-        log.warning("toolmend: call to unknown tool %r refused before it ran", tool)
+        log.info("toolmend: call to unknown tool %r refused before it ran", tool)
         return CallCheck({}, failure)
     parsed = parse_arguments(raw_arguments, repair=repair)
     if parsed.value is None:
         cause = NOT_RUN.format(tool=tool, problem=parsed.problem)
-        log.warning("toolmend: arguments of %r unusable, call not run: %s", tool, cause)
+        log.info("toolmend: arguments of %r unusable, call not run: %s", tool, cause)
         failure = _failure(tool, {}, cause, "invalid-arguments", "arguments not a JSON object")
         return CallCheck({}, failure)
     if parsed.repair is not None:
@@ -273,6 +273,6 @@ def check_call(
     details = argument_errors(schema, parsed.value) if validate else None
     if details is not None:
         failure = ToolFailure.invalid_arguments(tool, parsed.value, details)
-        log.warning("toolmend: arguments of %r fail its schema, call not run: %s", tool, details)
+        log.info("toolmend: arguments of %r fail its schema, call not run: %s", tool, details)
         return CallCheck(parsed.value, failure, parsed.repair)
     return CallCheck(parsed.value, None, parsed.repair)

@@ -52,6 +52,7 @@ __all__ = [
     "error_message",
     "error_result",
     "hints",
+    "input_schema",
     "is_error",
     "list_page",
     "mime_type",
@@ -114,6 +115,9 @@ if TYPE_CHECKING or MCP2:
     def output_schema(tool: Tool) -> Mapping[str, Any] | None:
         return tool.output_schema
 
+    def input_schema(tool: Tool) -> Mapping[str, Any] | None:
+        return tool.input_schema
+
     def next_cursor(page: ListToolsResult) -> str | None:
         return page.next_cursor
 
@@ -141,6 +145,9 @@ else:
 
     def output_schema(tool: Tool) -> Mapping[str, Any] | None:
         return tool.outputSchema
+
+    def input_schema(tool: Tool) -> Mapping[str, Any] | None:
+        return tool.inputSchema
 
     def next_cursor(page: ListToolsResult) -> str | None:
         return page.nextCursor

@@ -17,7 +17,7 @@ from mcp.types import Tool, ToolAnnotations
 
 from toolmend import Effect
 
-from ._compat import hints, output_schema
+from ._compat import hints, input_schema, output_schema
 
 __all__ = ["Catalog", "ToolInfo", "effect_of"]
 
@@ -79,6 +79,13 @@ class Catalog:
 
     def invalidate(self) -> None:
         self.complete = False
+
+    def schemas(self) -> dict[str, Mapping[str, Any] | None] | None:
+        """Each listed tool's input schema, for the core's check of a call (``None``:
+        no full listing, so no name can be called unknown)."""
+        if not self.complete:
+            return None
+        return {name: input_schema(tool) for name, tool in self.tools.items()}
 
     def info(self, name: str) -> ToolInfo:
         tool = self.tools.get(name)

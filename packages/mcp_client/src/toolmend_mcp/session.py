@@ -36,6 +36,7 @@ from toolmend import (
 )
 from toolmend.contracts import Code, Contracts, Violation, receipt, review
 from toolmend.contracts.values import cap
+from toolmend.malformed import check_call
 from toolmend.retry import AttemptRecord
 
 from . import _compat
@@ -114,6 +115,10 @@ class RecoveringSession:
       or a read timeout) once retrying is over, instead of returning it as an
       error result.  A URL elicitation request (``-32042``) is not a failure and is
       always raised as the SDK raises it, so the host can send the user there.
+    - ``malformed_calls`` (default on): a call to a tool the listing does not have,
+      or with arguments that break the tool's ``inputSchema``, is not sent; it
+      comes back as a fixable error result that names the listed tools or the
+      argument to change.  ``False`` sends every call as given.
     """
 
     def __init__(
@@ -128,6 +133,7 @@ class RecoveringSession:
         loop: LoopGuard | None = None,
         raise_protocol_errors: bool = False,
         read_timeout: float | None = 30.0,
+        malformed_calls: bool = True,
     ) -> None:
         self.wrapped = session_or_client
         self.read_timeout = read_timeout
@@ -138,6 +144,7 @@ class RecoveringSession:
         self.contracts = contracts
         self.loop = loop if loop is not None else LoopGuard(forget_after=SESSION_MEMORY)
         self.raise_protocol_errors = raise_protocol_errors
+        self.malformed_calls = malformed_calls
         self._catalog = Catalog(self.effects, trust_annotations)
         self._declared: Contracts | None = contracts
         self._session: ClientSession | None = None
@@ -256,6 +263,14 @@ class RecoveringSession:
             return _Success(result, rejection.message)
 
         args = dict(arguments or {})
+        if self.malformed_calls:
+            if catalog.complete and name not in catalog.tools:
+                self.tools_changed()  # a stale listing must not refuse a new tool
+                catalog = await self._catalog_for(session)
+                info = catalog.info(name)
+            check = check_call(name, args, catalog.schemas())
+            if check.failure is not None:
+                return self._failed(name, arguments, info, check.failure)
         blocked = self.loop.before(name, args)
         if blocked is not None:
             return self._failed(name, arguments, info, blocked)
