@@ -14,7 +14,9 @@ client to see whether it would have succeeded.  The table counts calls, failures
 refusals, and refusals of calls that would have succeeded (the figure that must
 be 0).
 
-Where the servers live (install them once; nothing here downloads):
+Where the servers live (nothing here downloads): ``./dev bench`` sets the first and
+the third from the cached folder that ``./dev test`` installs; the sqlite server needs
+its own venv.
 
 - ``TOOLMEND_MCP_PY``: a bin folder with ``mcp-server-time``, ``-git``, ``-fetch``
   (``pip install mcp-server-time mcp-server-git mcp-server-fetch``);
@@ -45,7 +47,6 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 import toolmend
-from toolmend.loop import LOOP_RULES
 from toolmend_mcp import RecoveringSession
 from toolmend_mcp.results import result_text
 
@@ -332,7 +333,7 @@ async def _run(name: str, params: StdioServerParameters, calls: list[Call]) -> T
             kind = str(meta.get("kind"))
             tally.kinds[kind] = tally.kinds.get(kind, 0) + 1
             tally.verify_first += meta.get("guidance") == toolmend.VERIFY_FIRST
-            if meta.get("rule") in LOOP_RULES:
+            if meta.get("attempts") == 0:  # not sent: loop guard or malformed call
                 tally.refused += 1
                 try:
                     raw = await client.call_tool(tool, args)
