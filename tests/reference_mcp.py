@@ -110,6 +110,12 @@ BAD_TIMEZONE = (
     "Tool 'get_current_time' was not run: invalid arguments. timezone: 5 is not of type 'string'"
 )
 
+INVALID_SUM = (
+    "MCP error -32602: Input validation error: Invalid arguments for tool get-sum: "
+    "Invalid input: expected number, received string at a"
+)
+"""The everything server's own check of ``get-sum`` arguments (it says ``at a``)."""
+
 
 def outside(path: str, allowed: Path) -> str:
     """The filesystem server's refusal of a path outside its allowed directory."""

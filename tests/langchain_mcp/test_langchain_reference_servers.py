@@ -26,6 +26,7 @@ from mcp_sdk import open_connection
 
 from reference_mcp import (
     FIXABLE,
+    INVALID_SUM,
     MARS,
     NO_GET_TIME,
     UNRECOVERABLE,
@@ -34,6 +35,7 @@ from reference_mcp import (
     note,
     npm_server,
     outside,
+    python_server,
     time_server,
 )
 from toolmend_langchain import ToolMendMiddleware
@@ -105,4 +107,24 @@ async def test_filesystem_refusal_is_delivered_in_c3(tmp_path: Path) -> None:
     assert [(m.type, plain(m.content)) for m in model.seen[1][2:]] == [
         ("tool", block(refused)),
         ("human", note("read_text_file with path=/etc/passwd", refused, UNRECOVERABLE)),
+    ]
+
+
+async def test_git_and_everything_servers_errors_in_their_own_words(tmp_path: Path) -> None:
+    missing = tmp_path / "not-a-repo"
+    missing.mkdir()
+    script = [ai(call("git_status", {"repo_path": str(missing)}, "c1")), "No repository."]
+    git = python_server("mcp-server-git")
+    async with agent_on(git, script, {"git_status": "read_only"}) as (agent, model):
+        await agent.ainvoke({"messages": [HumanMessage("status?")]})
+    # Only a path: ambiguous, so no note (wrong guidance costs more than none).
+    assert [(m.type, plain(m.content)) for m in model.seen[1][2:]] == [
+        ("tool", block(f"Error executing tool git_status: {missing}")),
+    ]
+    script = [ai(call("get-sum", {"a": "one", "b": 2}, "c1")), "Fixed."]
+    async with agent_on(npm_server("server-everything"), script) as (agent, model):
+        await agent.ainvoke({"messages": [HumanMessage("add")]})
+    assert [(m.type, plain(m.content)) for m in model.seen[1][2:]] == [
+        ("tool", block(INVALID_SUM)),
+        ("human", note("get-sum with a=one, b=2", INVALID_SUM, FIXABLE)),
     ]

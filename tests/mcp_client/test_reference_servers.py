@@ -12,6 +12,7 @@ from mcp_sdk import is_error, open_connection
 from reference_mcp import (
     BAD_TIMEZONE,
     FIXABLE,
+    INVALID_SUM,
     MARS,
     NO_GET_TIME,
     PAGE,
@@ -136,8 +137,5 @@ async def test_everything_server_schema_errors_are_caught_before_sending() -> No
         "Tool 'get-sum' was not run: invalid arguments. a: 'one' is not of type 'number'"
     )
     assert (_found(typed)["kind"], _found(typed)["attempts"]) == ("fixable", 0)
-    assert _text(server_says) == (
-        "MCP error -32602: Input validation error: Invalid arguments for tool get-sum: "
-        "Invalid input: expected number, received string at a"
-    )
+    assert _text(server_says) == INVALID_SUM
     assert (_found(server_says)["kind"], _found(server_says)["attempts"]) == ("fixable", 1)

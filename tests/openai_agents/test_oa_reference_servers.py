@@ -16,6 +16,7 @@ from oa_support import call_item, config, note, output_item, user
 import toolmend_openai_agents as tm
 from reference_mcp import (
     FIXABLE,
+    INVALID_SUM,
     MARS,
     NO_GET_TIME,
     UNRECOVERABLE,
@@ -23,6 +24,7 @@ from reference_mcp import (
     fetch_server,
     npm_server,
     outside,
+    python_server,
     time_server,
 )
 from reference_mcp import note as runtime_note
@@ -99,3 +101,30 @@ async def test_filesystem_server_refusal_is_unrecoverable(tmp_path: Path) -> Non
         output_item("c1", text(refused)),
         note(runtime_note("read_text_file with path=/etc/passwd", refused, UNRECOVERABLE)),
     ]
+
+
+async def test_git_and_everything_servers_errors_in_their_own_words(tmp_path: Path) -> None:
+    missing = tmp_path / "not-a-repo"
+    missing.mkdir()
+    git = tm.RecoveringServer(
+        _stdio(python_server("mcp-server-git")), effects={"git_status": "read_only"}
+    )
+    model, captured = await _run(
+        git, [[function_call("git_status", {"repo_path": str(missing)}, call_id="c1")]]
+    )
+    assert model.calls[1].input[2:] == [
+        output_item("c1", text(f"Error executing tool git_status: {missing}"))
+    ]
+    [failure] = captured.failures
+    assert (failure.failure.kind.value, failure.failure.guidance) == ("ambiguous", None)
+
+    everything = tm.RecoveringServer(_stdio(npm_server("server-everything")))
+    model, captured = await _run(
+        everything, [[function_call("get-sum", {"a": "one", "b": 2}, call_id="c1")]]
+    )
+    assert model.calls[1].input[2:] == [
+        output_item("c1", text(INVALID_SUM)),
+        note(runtime_note("get-sum with a=one, b=2", INVALID_SUM, FIXABLE)),
+    ]
+    [failure] = captured.failures
+    assert (failure.failure.kind.value, failure.failure.attempts) == ("fixable", 1)
