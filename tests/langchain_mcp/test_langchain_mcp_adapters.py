@@ -187,22 +187,7 @@ async def test_an_is_error_result_with_no_telling_text_is_a_failure(handled: boo
 # -- a write that failed transiently: not repeated, and the model checks first ---------------
 
 
-@pytest.mark.parametrize(
-    "handled",
-    [
-        pytest.param(
-            True,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="toolmend-langchain records a returned error ToolMessage by its text "
-                "alone: the core's stop=unsafe (the write may have landed) is dropped, so the "
-                "model is told to retry instead of to check first",
-            ),
-        ),
-        False,
-    ],
-    ids=["returned", "raised"],
-)
+@WAYS
 async def test_a_write_that_met_a_503_is_not_repeated_and_gets_verify_first(
     handled: bool, sleeps: SleepLog
 ) -> None:
