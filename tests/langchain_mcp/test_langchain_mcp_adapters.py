@@ -185,8 +185,7 @@ async def test_an_is_error_result_with_no_telling_text_is_a_failure(handled: boo
     assert (record["stop"], record["outcome_unknown"]) == ("kind", True)
     assert seen(model.seen[1])[-1] == (
         "human",
-        f"{NOTE} crash with path=a.txt and it failed with: {note_text(content)}\n\n"
-        f"{VERIFY_FIRST}",
+        f"{NOTE} crash with path=a.txt and it failed with: {note_text(content)}\n\n{VERIFY_FIRST}",
     )
 
 
