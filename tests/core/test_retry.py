@@ -709,6 +709,36 @@ def test_a_failed_result_is_its_own_cause_and_the_loop_guard_quotes_it() -> None
     )
 
 
+def test_a_failed_result_of_a_write_keeps_the_cores_decision_as_returned() -> None:
+    from toolmend import VERIFY_FIRST, ResultFailed
+
+    text = "HTTP 503 Service Unavailable"
+    judged = Verdict(True, Kind.TRANSIENT, "status", Source.FLAG, "Service Unavailable")
+    runs: list[int] = []
+
+    def pay(ctx: CallContext) -> str:
+        runs.append(ctx.attempt)
+        raise ResultFailed(text, judged.kind, judged.reason, "the message")
+
+    failure = execute(pay, tool="pay", arguments={"to": "bob"}, effect="write")
+    assert isinstance(failure, ToolFailure)
+    assert runs == [1]
+    assert (failure.rule, failure.reason) == ("exception", "returned failure: Service Unavailable")
+
+    shown, verdict = failure.as_returned(judged)
+    assert shown.to_dict() == {
+        **failure.to_dict(),
+        "rule": "status",
+        "reason": "Service Unavailable",
+        "exception": None,
+    }
+    assert (shown.guidance, shown.stop, shown.outcome_unknown) == (VERIFY_FIRST, Stop.UNSAFE, True)
+    assert verdict == Verdict(
+        True, Kind.TRANSIENT, "status", Source.FLAG, "Service Unavailable", VERIFY_FIRST
+    )
+    assert judged.guidance is None
+
+
 def test_effects() -> None:
     from types import SimpleNamespace
 

@@ -8,6 +8,7 @@ said after retries were already spent.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import sysconfig
@@ -217,6 +218,25 @@ class ToolFailure:
             rule=verdict.rule or "is_error",
             reason=verdict.reason,
         )
+
+    def as_returned(self, verdict: Verdict) -> tuple[ToolFailure, Verdict]:
+        """This failure, from :func:`toolmend.execute`, of a call whose last attempt
+        *returned* a failed result that ``verdict`` judged.
+
+        Frameworks hand some failures back as results (LangChain's error
+        ``ToolMessage``, an MCP ``isError`` result); an adapter raises them as
+        :class:`~toolmend.ResultFailed` so that the core decides about them as
+        about a raised exception.  What the text alone cannot tell (a write that
+        may have landed, retries already spent, a loop) is in this failure, not
+        in ``verdict``.  Returns the failure with the rule and reason the result
+        was judged by, as without retrying, and with no exception (the model
+        reads the result itself); and ``verdict`` carrying this failure's next
+        kind and next step, for the adapter's record of the result.
+        """
+        shown = dataclasses.replace(
+            self, rule=verdict.rule or "is_error", reason=verdict.reason, exception=None
+        )
+        return shown, dataclasses.replace(verdict, kind=self.kind, guidance=self.guidance)
 
     @classmethod
     def invalid_arguments(

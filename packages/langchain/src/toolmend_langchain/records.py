@@ -15,7 +15,6 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from toolmend import Form, Source, ToolFailure, Verdict
 from toolmend.runs import verdict_from_record as _core_verdict_from_record
-from toolmend.runs import verdict_record as _core_verdict_record
 
 __all__ = [
     "KEY",
@@ -24,7 +23,6 @@ __all__ = [
     "record_of",
     "reports",
     "verdict_from_record",
-    "verdict_record",
     "with_record",
 ]
 
@@ -32,12 +30,18 @@ KEY = "toolmend"
 """The ``response_metadata`` key of every toolmend record."""
 
 
-def failure_record(failure: ToolFailure, *, guidance_in_content: bool) -> dict[str, Any]:
-    """The core's failure record plus what the model side needs to rebuild the verdict."""
+def failure_record(
+    failure: ToolFailure, *, guidance_in_content: bool, source: Source | None = Source.EXCEPTION
+) -> dict[str, Any]:
+    """The core's failure record plus what the model side needs to rebuild the verdict.
+
+    ``source`` says where the failure was seen: a raised exception, or for a
+    failure the tool returned, its status or text (the verdict's source).
+    """
     return {
         **failure.to_dict(),
         "failed": True,
-        "source": Source.EXCEPTION.value,
+        "source": (source or Source.FLAG).value,
         "guidance_in_content": guidance_in_content,
     }
 
@@ -54,11 +58,6 @@ def failure_message(failure: ToolFailure, *, call_id: str, name: str, form: Form
             KEY: failure_record(failure, guidance_in_content=content != failure.cause)
         },
     )
-
-
-def verdict_record(verdict: Verdict) -> dict[str, Any]:
-    """The record of a failure seen only in a returned message (status or text)."""
-    return {**_core_verdict_record(verdict), "guidance_in_content": False}
 
 
 def record_of(message: Any) -> Mapping[str, Any] | None:

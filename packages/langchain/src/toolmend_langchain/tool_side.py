@@ -3,8 +3,10 @@
 ``handler(request)`` raises the tool's exception; the core turns it into a
 :class:`toolmend.ToolFailure` (retrying only what is safe to repeat) and this
 module turns that into an error ``ToolMessage`` that carries the core's record.
-Returned messages are classified too: ``status="error"`` results (bad
-arguments, unknown tool) and successes whose text is an error.
+A failure the tool returns instead (an error ``ToolMessage``, as
+``handle_tool_errors`` and langchain-mcp-adapters make, or a success whose text
+is an error) goes to the core the same way, as :class:`toolmend.ResultFailed`;
+the model then reads the message the tool returned, with the core's record.
 
 No run state lives here: the loop guard is rebuilt for every call from the
 tool results already in the graph state, so concurrent runs of one agent, and
@@ -29,12 +31,12 @@ from toolmend import (
     CallContext,
     Effect,
     Form,
-    Kind,
     LoopGuard,
     Observation,
     ResultFailed,
     RetryPolicy,
     ToolFailure,
+    Verdict,
 )
 from toolmend.contracts import Contracts
 from toolmend.detect import text_of
@@ -42,13 +44,7 @@ from toolmend.exceptions import describe_exception
 
 from .contracts import ContractCheck
 from .malformed import schema_errors
-from .records import (
-    failure_message,
-    record_of,
-    verdict_from_record,
-    verdict_record,
-    with_record,
-)
+from .records import failure_message, failure_record, record_of, verdict_from_record, with_record
 
 __all__ = ["LoopGuardSpec", "ToolSide", "configure", "loop_factory", "loop_from_messages"]
 
@@ -140,6 +136,14 @@ def _warn_if_repeated(call: _Call, message: ToolMessage) -> None:
             call.name,
             call.effect.value,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Returned:
+    """A failure the tool returned, as the failure of the attempt that returned it."""
+
+    message: ToolMessage
+    verdict: Verdict
 
 
 class _PassThrough(Exception):
@@ -260,7 +264,7 @@ class ToolSide:
                 _reraise_control(exc)
                 retried.append(describe_exception(exc))
                 raise
-            return self._raise_if_transient(result, retried)
+            return self._raise_if_failed(result, retried)
 
         try:
             outcome = toolmend.execute(attempt, **self._options(call))
@@ -288,7 +292,7 @@ class ToolSide:
                 _reraise_control(exc)
                 retried.append(describe_exception(exc))
                 raise
-            return self._raise_if_transient(result, retried)
+            return self._raise_if_failed(result, retried)
 
         try:
             outcome = await toolmend.aexecute(attempt, **self._options(call))
@@ -296,33 +300,35 @@ class ToolSide:
             raise passed.original from None
         return self._finish(call, outcome, retried)
 
-    def _raise_if_transient(self, result: ToolResult, retried: list[str]) -> ToolResult:
-        """An error ToolMessage the tool returned goes to the retry policy like an exception."""
-        if (
-            not isinstance(result, ToolMessage)
-            or result.status != "error"
-            or record_of(result) is not None
-        ):
+    def _raise_if_failed(self, result: ToolResult, retried: list[str]) -> ToolResult:
+        """A failure the tool returned goes to the core like an exception.
+
+        An error ``ToolMessage``, or a success whose text is an error: the core
+        decides about it as about a raised exception (retry only what is safe
+        to repeat, verify-first for a write that may have landed), which the
+        text alone cannot tell.
+        """
+        if not isinstance(result, ToolMessage) or record_of(result) is not None:
             return result
-        verdict = toolmend.inspect(result.content, status="error", client=self.client)
-        if verdict.kind is not Kind.TRANSIENT:
+        verdict = toolmend.inspect(result.content, status=result.status, client=self.client)
+        if not verdict.failed:
             return result
         text = text_of(result.content) or ""
         retried.append(text)
-        raise ResultFailed(text, verdict.kind, verdict.reason, result)
+        raise ResultFailed(text, verdict.kind, verdict.reason, _Returned(result, verdict))
 
     def _finish(
         self, call: _Call, outcome: ToolResult | ToolFailure, retried: list[str]
     ) -> ToolResult:
         if isinstance(outcome, ToolFailure):
             returned = outcome.exception
-            if isinstance(returned, ResultFailed) and isinstance(returned.result, ToolMessage):
-                return self._finish(call, returned.result, retried[:-1])
+            if isinstance(returned, ResultFailed) and isinstance(returned.result, _Returned):
+                return self._returned_failure(call, outcome, returned.result)
             return self._failed(call, outcome)
         if not isinstance(outcome, ToolMessage) or record_of(outcome) is not None:
             return outcome
         try:
-            return self._returned(call, outcome, retried)
+            return self._succeeded(call, outcome, retried)
         except Exception as exc:
             log.warning("toolmend.langchain: result of %s not understood (%r)", call.name, exc)
             return outcome
@@ -334,27 +340,32 @@ class ToolSide:
         )  # fmt: skip
         return failure_message(failure, call_id=call.call_id or "", name=call.name, form=self.form)
 
-    def _returned(self, call: _Call, message: ToolMessage, retried: list[str]) -> ToolMessage:
-        """Record a returned failure, or a success that took retries or broke its contract."""
-        extra = {"attempts": len(retried) + 1, "retried": retried} if retried else {}
-        verdict = toolmend.inspect(message.content, status=message.status, client=self.client)
-        if verdict.failed:
-            _warn_if_repeated(call, message)
-            log.info(
-                "toolmend.langchain: %s call %s returned a failure: kind=%s rule=%s",
-                call.name, call.call_id, verdict.kind, verdict.rule,
-            )  # fmt: skip
-            failed: ToolMessage = with_record(message, {**verdict_record(verdict), **extra})
-            return failed
+    def _returned_failure(
+        self, call: _Call, failure: ToolFailure, returned: _Returned
+    ) -> ToolMessage:
+        """The message the tool returned, as it is, with the core's record of the call."""
+        _warn_if_repeated(call, returned.message)
+        shown, verdict = failure.as_returned(returned.verdict)
+        log.info(
+            "toolmend.langchain: %s call %s returned a failure: kind=%s rule=%s attempts=%d",
+            call.name, call.call_id, shown.kind.value, shown.rule, shown.attempts,
+        )  # fmt: skip
+        record = failure_record(shown, guidance_in_content=False, source=verdict.source)
+        failed: ToolMessage = with_record(returned.message, record)
+        return failed
+
+    def _succeeded(self, call: _Call, message: ToolMessage, retried: list[str]) -> ToolMessage:
+        """Record a success that took retries or broke its contract."""
         if self.contracts is not None:
             message = self.contracts.apply(message, call.name, call.arguments, call.request)
-        if not extra:
+        if not retried:
             return message
         log.info(
             "toolmend.langchain: %s call %s succeeded after %d attempts",
             call.name, call.call_id, len(retried) + 1,
         )  # fmt: skip
         record = record_of(message) or {"failed": False}
+        extra = {"attempts": len(retried) + 1, "retried": retried}
         succeeded: ToolMessage = with_record(message, {**record, **extra})
         return succeeded
 

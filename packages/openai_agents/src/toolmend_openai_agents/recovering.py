@@ -69,17 +69,6 @@ def _text(result: CallToolResult) -> str:
     return text_of([block.model_dump(mode="json") for block in result.content]) or ""
 
 
-def _as_returned(failure: ToolFailure, failed: _Failed) -> tuple[ToolFailure, Verdict]:
-    """The core's failure of a call whose last attempt returned ``failed``, with the rule
-    and reason the result was judged by (as without retrying) and the core's attempts
-    and next step."""
-    verdict = failed.verdict
-    shown = dataclasses.replace(
-        failure, rule=verdict.rule or "is_error", reason=verdict.reason, exception=None
-    )
-    return shown, dataclasses.replace(verdict, guidance=failure.guidance)
-
-
 class RecoveringServer(MCPServer):
     """Wrap an SDK MCP server (``MCPServerStdio``, ``MCPServerSse``, ...) so its tools recover.
 
@@ -252,7 +241,7 @@ class RecoveringServer(MCPServer):
         exc = failure.exception
         if isinstance(exc, ResultFailed) and isinstance(exc.result, _Failed):
             if call is not None:
-                call.returned(*_as_returned(failure, exc.result))
+                call.returned(*failure.as_returned(exc.result.verdict))
             return exc.result.result
         if call is not None:
             call.raised(failure)
