@@ -61,7 +61,7 @@ USER = [{"role": "user", "content": "hi"}]
             "tool_errors",
         ),
         (
-            {"messages": USER, "top_logprobs": 21},
+            {"messages": USER, "logprobs": True, "top_logprobs": 21},
             "top_logprobs must be an integer from 0 to 20",
             "top_logprobs",
         ),
