@@ -118,3 +118,31 @@ def test_proxy_in_front_of_the_model(base: str) -> None:
         )
         text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == expected.choices[0].message.content
+
+
+def test_unique_ids_and_count_tokens_with_the_model(base: str) -> None:
+    client = openai.OpenAI(
+        base_url=base + "/v1", api_key="unused", max_retries=0, _strict_response_validation=True
+    )
+    short, longer = (
+        client.chat.completions.create(
+            model=NAME,
+            messages=QUESTION,
+            max_tokens=n,
+            logprobs=True,  # type: ignore[arg-type]
+        )
+        for n in (4, 6)
+    )
+    assert short.id != longer.id
+    tokens = [
+        [t.token for t in c.choices[0].logprobs.content or []]  # type: ignore[union-attr]
+        for c in (short, longer)
+    ]
+    assert len(tokens[0]) == 4
+    assert tokens[1][:4] == tokens[0]
+    claude = anthropic.Anthropic(
+        base_url=base, api_key="unused", max_retries=0, _strict_response_validation=True
+    )
+    counted = claude.messages.count_tokens(model=NAME, messages=QUESTION)  # type: ignore[arg-type]
+    assert short.usage is not None
+    assert counted.input_tokens == short.usage.prompt_tokens

@@ -78,7 +78,9 @@ def test_chat_completion_with_header(client: openai.OpenAI) -> None:
 
 
 def test_tool_call_in_openai_format(client: openai.OpenAI) -> None:
-    completion = client.chat.completions.create(model="fake-model", messages=FAILED[:1], tools=TOOLS)
+    completion = client.chat.completions.create(
+        model="fake-model", messages=FAILED[:1], tools=TOOLS
+    )
     choice = completion.choices[0]
     assert choice.finish_reason == "tool_calls"
     assert choice.message.content is None
@@ -111,7 +113,9 @@ def test_streaming_text_and_usage(client: openai.OpenAI) -> None:
 
 def test_streaming_tool_call(client: openai.OpenAI) -> None:
     chunks = list(
-        client.chat.completions.create(model="fake-model", messages=FAILED[:1], tools=TOOLS, stream=True)
+        client.chat.completions.create(
+            model="fake-model", messages=FAILED[:1], tools=TOOLS, stream=True
+        )
     )
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == ""
     deltas = [tc for c in chunks for tc in c.choices[0].delta.tool_calls or []]
@@ -122,7 +126,9 @@ def test_streaming_tool_call(client: openai.OpenAI) -> None:
 
 
 def test_layer_rewrites_only_when_asked(client: openai.OpenAI, fake: FakeModel) -> None:
-    off = client.chat.completions.with_raw_response.create(model="fake-model", messages=FAILED, tools=TOOLS)
+    off = client.chat.completions.with_raw_response.create(
+        model="fake-model", messages=FAILED, tools=TOOLS
+    )
     assert (
         off.headers["x-tool-errors"]
         == "failed=2:get_order:transient:generic/paper; form=off; changed=false"
@@ -293,7 +299,10 @@ def test_stop_sequences_and_length(client: openai.OpenAI) -> None:
 
 def test_logprobs(client: openai.OpenAI) -> None:
     completion = client.chat.completions.create(
-        model="fake-model", messages=[{"role": "user", "content": "x"}], logprobs=True, top_logprobs=2
+        model="fake-model",
+        messages=[{"role": "user", "content": "x"}],
+        logprobs=True,
+        top_logprobs=2,
     )
     content = completion.choices[0].logprobs.content  # type: ignore[union-attr]
     assert content is not None
