@@ -540,6 +540,46 @@ def test_proxy_relays_the_servers_method_refusal(proxy: str) -> None:
         connection.close()
 
 
+class ClosingEcho(Echo):
+    """Closes every connection after answering, without saying so: a kept-alive
+    connection that the upstream dropped while it was idle."""
+
+    def _answer(self) -> None:
+        super()._answer()
+        self.close_connection = True
+
+    do_GET = do_POST = _answer
+
+
+def test_proxy_resends_on_a_connection_the_upstream_dropped() -> None:
+    Echo.seen = []
+    with (
+        running(ThreadingHTTPServer(("127.0.0.1", 0), ClosingEcho)) as upstream,
+        running(make_proxy(upstream, port=0)) as url,
+    ):
+        connection = http.client.HTTPConnection(url.removeprefix("http://"))
+        try:
+            statuses = []
+            for method in ("POST", "GET", "POST"):
+                connection.request(method, "/v1/x", b"{}" if method == "POST" else None)
+                response = connection.getresponse()
+                response.read()
+                statuses.append(response.status)
+        finally:
+            connection.close()
+    assert statuses == [200, 200, 200]
+    assert [(m, b) for m, _, b, _ in Echo.seen] == [("POST", b"{}"), ("GET", b""), ("POST", b"{}")]
+
+
+def test_proxy_refuses_an_upstream_that_is_not_a_url(capsys: pytest.CaptureFixture[str]) -> None:
+    from toolmend_engine.cli import main
+
+    assert main(["proxy", "--upstream", "gpu-node:8000/v1", "--port", "0"]) == 2
+    assert capsys.readouterr().err == (
+        "toolmend-engine proxy: the upstream must be an http(s) URL, got 'gpu-node:8000/v1'\n"
+    )
+
+
 # -- TCP_NODELAY on accepted sockets --------------------------------------------------------
 
 
