@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import http.client
 import json
+import logging
 import socket
 import threading
 from collections import Counter
@@ -574,7 +575,12 @@ def test_proxy_resends_on_a_connection_the_upstream_dropped() -> None:
 def test_proxy_refuses_an_upstream_that_is_not_a_url(capsys: pytest.CaptureFixture[str]) -> None:
     from toolmend_engine.cli import main
 
-    assert main(["proxy", "--upstream", "gpu-node:8000/v1", "--port", "0"]) == 2
+    logger = logging.getLogger("toolmend")
+    level = logger.level
+    try:
+        assert main(["proxy", "--upstream", "gpu-node:8000/v1", "--port", "0"]) == 2
+    finally:
+        logger.setLevel(level)  # the command turns the layer's log on for the process
     assert capsys.readouterr().err == (
         "toolmend-engine proxy: the upstream must be an http(s) URL, got 'gpu-node:8000/v1'\n"
     )
