@@ -16,26 +16,44 @@ request:
 Then the default evaluation (``toolmend-engine eval``, as the README runs it)
 in a subprocess, for its duration and peak resident memory.
 
+Then HTTP latency on loopback: short requests (``max_tokens=1``, a prompt the
+engine has just evaluated, so the model costs little) to a live ``serve``,
+each on a fresh connection or all on one kept-alive connection, and through a
+live ``proxy`` in front of it (kept alive on both sides).  Targets: a request
+on a kept-alive connection is no slower than on a fresh one (ratio <= 1.0),
+and the proxy adds at most 2 ms (proxy median minus direct median).  The modes
+alternate in a shuffled order; the same is then measured with Nagle's algorithm
+left on in the server (what TCP_NODELAY removes), for reference.
+
     python bench/engine.py [--requests N] [--max-tokens N] [--skip-eval]
+                           [--latency-only] [--latency-requests N]
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
+import random
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 from toolmend import Form, Kind
 from toolmend_engine import ChatEngine, LocalModel, default_model_path
 from toolmend_engine.inference import common_prefix
 from toolmend_engine.protocol import parse_chat
+from toolmend_engine.proxy import make_proxy
 from toolmend_engine.scenarios import decision_messages, load_suite
+from toolmend_engine.server import EngineHandler, make_server
 
 
 def _requests(n: int) -> dict[str, list[dict[str, Any]]]:
@@ -119,6 +137,108 @@ def _default_eval() -> tuple[float, float]:
     return seconds, peak_kib / 1024
 
 
+@contextmanager
+def _serving(server: ThreadingHTTPServer) -> Iterator[tuple[str, int]]:
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        yield str(host), int(port)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+class _NagleHandler(EngineHandler):
+    """The server as it was before TCP_NODELAY, for the reference row."""
+
+    disable_nagle_algorithm = False
+
+
+def _post(connection: http.client.HTTPConnection, body: bytes) -> float:
+    start = time.perf_counter()
+    connection.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    response.read()
+    elapsed = time.perf_counter() - start
+    if response.status != 200:
+        raise RuntimeError(f"the request failed with {response.status}")
+    return elapsed
+
+
+def _latency(n: int) -> tuple[list[list[str]], list[list[str]]]:
+    model = LocalModel(default_model_path())
+    engine = ChatEngine(model)
+    body = json.dumps(
+        {
+            "model": engine.name,
+            "messages": [{"role": "user", "content": "Say hi."}],
+            "max_tokens": 1,
+        }
+    ).encode()
+    nagle = make_server(engine, port=0)
+    nagle.RequestHandlerClass = _NagleHandler
+    with (
+        _serving(make_server(engine, port=0)) as direct,
+        _serving(make_proxy(f"http://{direct[0]}:{direct[1]}/v1", port=0)) as proxy,
+        _serving(nagle) as before,
+    ):
+        kept = {
+            name: http.client.HTTPConnection(*address)
+            for name, address in (("direct", direct), ("proxy", proxy), ("nagle", before))
+        }
+
+        def fresh(address: tuple[str, int]) -> Callable[[], float]:
+            def run() -> float:
+                connection = http.client.HTTPConnection(*address)
+                try:
+                    return _post(connection, body)
+                finally:
+                    connection.close()
+
+            return run
+
+        modes: dict[tuple[str, str], Callable[[], float]] = {
+            ("direct", "fresh"): fresh(direct),
+            ("direct", "keep-alive"): lambda: _post(kept["direct"], body),
+            ("proxy", "fresh"): fresh(proxy),
+            ("proxy", "keep-alive"): lambda: _post(kept["proxy"], body),
+            ("direct, Nagle on", "fresh"): fresh(before),
+            ("direct, Nagle on", "keep-alive"): lambda: _post(kept["nagle"], body),
+        }
+        for run in modes.values():
+            for _ in range(5):
+                run()
+        times: dict[tuple[str, str], list[float]] = {mode: [] for mode in modes}
+        order = random.Random(0)
+        for phase in (
+            [m for m in modes if "Nagle" not in m[0]],
+            [m for m in modes if "Nagle" in m[0]],
+        ):
+            for _ in range(n):
+                for mode in order.sample(phase, len(phase)):
+                    times[mode].append(modes[mode]())
+        for connection in kept.values():
+            connection.close()
+    model.close()
+    median = {mode: 1000 * statistics.median(t) for mode, t in times.items()}
+    rows = [
+        [path, connection, str(len(t)), f"{median[(path, connection)]:.2f}",
+         f"{1000 * statistics.quantiles(t, n=10)[-1]:.2f}"]
+        for (path, connection), t in times.items()
+    ]  # fmt: skip
+    ratio = median[("direct", "keep-alive")] / median[("direct", "fresh")]
+    overhead = median[("proxy", "keep-alive")] - median[("direct", "keep-alive")]
+    before = median[("direct, Nagle on", "keep-alive")] / median[("direct, Nagle on", "fresh")]
+    checks = [
+        ["keep-alive / fresh (serve)", f"{ratio:.2f}", "<= 1.0"],
+        ["proxy overhead ms (keep-alive)", f"{overhead:.2f}", "<= 2"],
+        ["keep-alive / fresh, Nagle on", f"{before:.2f}", "(before)"],
+    ]
+    return rows, checks
+
+
 def _table(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(c.rjust(w) for c, w in zip(header, widths, strict=True))]
@@ -134,7 +254,23 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=24, help="requests per set (24)")
     parser.add_argument("--max-tokens", type=int, default=32, help="tokens per reply (32)")
     parser.add_argument("--skip-eval", action="store_true", help="skip the default evaluation run")
+    parser.add_argument(
+        "--latency-only", action="store_true", help="only the HTTP latency measurement"
+    )
+    parser.add_argument(
+        "--latency-requests", type=int, default=200, help="requests per latency mode (200)"
+    )
     args = parser.parse_args()
+    if not args.latency_only:
+        _throughput_and_eval(args)
+        print()
+    rows, checks = _latency(args.latency_requests)
+    print(_table(["path", "connection", "requests", "median ms", "p90 ms"], rows))
+    print()
+    print(_table(["check", "value", "target"], checks))
+
+
+def _throughput_and_eval(args: argparse.Namespace) -> None:
     header = [
         "set", "layer", "requests", "prompt tok", "gen tok", "to 1st tok s", "decode tok/s",
         "vs off", "layer+render ms",

@@ -23,6 +23,8 @@ pytestmark = pytest.mark.engine
 SUITE = load_suite()
 TOOLS = list(SUITE.tools)
 QUESTION = [{"role": "user", "content": "Name three colours."}]
+NAME = "SmolLM2-135M-Instruct.Q4_1"
+"""The id the server answers to: the model file's name."""
 
 
 @pytest.fixture(scope="module")
@@ -90,19 +92,19 @@ def base(engine: ChatEngine) -> Iterator[str]:
 def test_server_with_the_model_streaming_equals_non_streaming(base: str) -> None:
     client = openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
     raw = client.chat.completions.with_raw_response.create(
-        model="m", messages=QUESTION, max_tokens=16
+        model=NAME, messages=QUESTION, max_tokens=16
     )
     assert raw.headers["x-tool-errors"] == "failed=none; form=off; changed=false"
     text = raw.parse().choices[0].message.content
     assert text
-    again = client.chat.completions.create(model="m", messages=QUESTION, max_tokens=16)
+    again = client.chat.completions.create(model=NAME, messages=QUESTION, max_tokens=16)
     assert again.choices[0].message.content == text
     chunks = client.chat.completions.create(
-        model="m", messages=QUESTION, max_tokens=16, stream=True
+        model=NAME, messages=QUESTION, max_tokens=16, stream=True
     )
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == text
     claude = anthropic.Anthropic(base_url=base, api_key="unused", max_retries=0)
-    message = claude.messages.create(model="m", max_tokens=16, messages=QUESTION)  # type: ignore[arg-type]
+    message = claude.messages.create(model=NAME, max_tokens=16, messages=QUESTION)  # type: ignore[arg-type]
     assert [getattr(b, "text", None) for b in message.content] == [text]
 
 
@@ -110,9 +112,37 @@ def test_proxy_in_front_of_the_model(base: str) -> None:
     with running(make_proxy(base, port=0)) as url:
         client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
         direct = openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
-        expected = direct.chat.completions.create(model="m", messages=QUESTION, max_tokens=16)
+        expected = direct.chat.completions.create(model=NAME, messages=QUESTION, max_tokens=16)
         chunks = client.chat.completions.create(
-            model="m", messages=QUESTION, max_tokens=16, stream=True
+            model=NAME, messages=QUESTION, max_tokens=16, stream=True
         )
         text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == expected.choices[0].message.content
+
+
+def test_unique_ids_and_count_tokens_with_the_model(base: str) -> None:
+    client = openai.OpenAI(
+        base_url=base + "/v1", api_key="unused", max_retries=0, _strict_response_validation=True
+    )
+    short, longer = (
+        client.chat.completions.create(
+            model=NAME,
+            messages=QUESTION,
+            max_tokens=n,
+            logprobs=True,  # type: ignore[arg-type]
+        )
+        for n in (4, 6)
+    )
+    assert short.id != longer.id
+    tokens = [
+        [t.token for t in c.choices[0].logprobs.content or []]  # type: ignore[union-attr]
+        for c in (short, longer)
+    ]
+    assert len(tokens[0]) == 4
+    assert tokens[1][:4] == tokens[0]
+    claude = anthropic.Anthropic(
+        base_url=base, api_key="unused", max_retries=0, _strict_response_validation=True
+    )
+    counted = claude.messages.count_tokens(model=NAME, messages=QUESTION)  # type: ignore[arg-type]
+    assert short.usage is not None
+    assert counted.input_tokens == short.usage.prompt_tokens

@@ -61,7 +61,7 @@ USER = [{"role": "user", "content": "hi"}]
             "tool_errors",
         ),
         (
-            {"messages": USER, "top_logprobs": 21},
+            {"messages": USER, "logprobs": True, "top_logprobs": 21},
             "top_logprobs must be an integer from 0 to 20",
             "top_logprobs",
         ),
@@ -199,3 +199,158 @@ def test_unsupported_anthropic_blocks_are_refused() -> None:
     assert (
         info.value.message == "messages[0].content[0]: block of type 'image' is not supported here"
     )
+
+
+CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+
+
+@pytest.mark.parametrize(
+    ("body", "message", "param", "code"),
+    [
+        (
+            {"temperature": True},
+            "Invalid type for 'temperature': expected a decimal, but got a boolean instead.",
+            "temperature",
+            "invalid_type",
+        ),
+        (
+            {"temperature": -0.5},
+            "Invalid 'temperature': decimal below minimum value. Expected a value >= 0, "
+            "but got -0.5 instead.",
+            "temperature",
+            "decimal_below_min_value",
+        ),
+        (
+            {"n": 0},
+            "Invalid 'n': integer below minimum value. Expected a value >= 1, but got 0 instead.",
+            "n",
+            "integer_below_min_value",
+        ),
+        (
+            {"presence_penalty": 3},
+            "Invalid 'presence_penalty': decimal above maximum value. Expected a value <= 2, "
+            "but got 3 instead.",
+            "presence_penalty",
+            "decimal_above_max_value",
+        ),
+        (
+            {"seed": 1.5},
+            "Invalid type for 'seed': expected an integer, but got a decimal instead.",
+            "seed",
+            "invalid_type",
+        ),
+        (
+            {"user": 7},
+            "Invalid type for 'user': expected a string, but got an integer instead.",
+            "user",
+            "invalid_type",
+        ),
+        (
+            {"parallel_tool_calls": "yes"},
+            "Invalid type for 'parallel_tool_calls': expected a boolean, but got a string instead.",
+            "parallel_tool_calls",
+            "invalid_type",
+        ),
+        (
+            {"logit_bias": {"50256": -101}},
+            "Invalid 'logit_bias': the bias for token '50256' must be a number from -100 to 100.",
+            "logit_bias",
+            None,
+        ),
+        (
+            {"stream_options": {"include_usage": True}},
+            "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+            "stream_options",
+            None,
+        ),
+        (
+            {"top_logprobs": 0, "logprobs": False},
+            "The 'top_logprobs' parameter is only allowed when 'logprobs' is enabled.",
+            "top_logprobs",
+            None,
+        ),
+        (
+            {"messages": [*USER, {"role": "assistant", "tool_calls": [{"type": "function"}]}]},
+            "messages[1].tool_calls[0].id must be a string",
+            "messages[1].tool_calls[0].id",
+            None,
+        ),
+        (
+            {
+                "messages": [
+                    *USER,
+                    {"role": "assistant", "tool_calls": [CALL]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+                    {"role": "user", "content": "again"},
+                    {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+                ]
+            },
+            "Invalid parameter: messages with role 'tool' must be a response to a preceding "
+            "message with 'tool_calls'.",
+            "messages[4].role",
+            None,
+        ),
+    ],
+)
+def test_strict_chat_requests(
+    body: dict[str, Any], message: str, param: str, code: str | None
+) -> None:
+    with pytest.raises(BadRequest) as info:
+        parse_chat({"messages": USER, **body})
+    assert info.value.body() == {
+        "error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}
+    }
+
+
+def test_strict_checks_accept_what_the_providers_accept() -> None:
+    request = parse_chat(
+        {
+            "messages": [
+                *USER,
+                {"role": "assistant", "tool_calls": [CALL, {**CALL, "id": "c2"}]},
+                {"role": "tool", "tool_call_id": "c2", "content": "ok"},
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+            ],
+            "temperature": 2,
+            "top_p": 0.0,
+            "seed": -3,
+            "n": 1.0,
+            "frequency_penalty": None,
+            "logit_bias": {"1": 100},
+            "stream": True,
+            "stream_options": {"include_usage": False},
+            "logprobs": True,
+            "top_logprobs": 0,
+            "user": "u",
+            "parallel_tool_calls": False,
+        }
+    )
+    assert [m["role"] for m in request.messages] == ["user", "assistant", "tool", "tool"]
+    counted = parse_anthropic(
+        {"messages": USER, "temperature": 1, "top_k": 0, "top_p": 0.5}, counting=True
+    )
+    assert counted.max_tokens == 512
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"top_k": 1.5}, "top_k: Input should be a valid integer"),
+        ({"top_k": -1}, "top_k: Input should be greater than or equal to 0"),
+        ({"top_p": "x"}, "top_p: Input should be a valid number"),
+        (
+            {
+                "messages": [
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1"}]}
+                ]
+            },
+            "messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: t1. "
+            "Each `tool_result` block must have a corresponding `tool_use` block in the previous "
+            "message.",
+        ),
+    ],
+)
+def test_strict_anthropic_requests(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(BadRequest) as info:
+        parse_anthropic({"max_tokens": 5, "messages": USER, **fields})
+    assert (info.value.message, info.value.status) == (message, 400)

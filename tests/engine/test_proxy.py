@@ -49,7 +49,7 @@ def test_proxy_applies_the_layer_before_the_upstream(
     client: openai.OpenAI, fake: FakeModel
 ) -> None:
     raw = client.chat.completions.with_raw_response.create(
-        model="m", messages=FAILED, tools=TOOLS, extra_body={"tool_errors": "c3"}
+        model="fake-model", messages=FAILED, tools=TOOLS, extra_body={"tool_errors": "c3"}
     )
     assert (
         raw.headers["x-tool-errors"]
@@ -60,7 +60,9 @@ def test_proxy_applies_the_layer_before_the_upstream(
 
 
 def test_proxy_without_a_form_forwards_the_conversation_unchanged(client: openai.OpenAI) -> None:
-    raw = client.chat.completions.with_raw_response.create(model="m", messages=FAILED, tools=TOOLS)
+    raw = client.chat.completions.with_raw_response.create(
+        model="fake-model", messages=FAILED, tools=TOOLS
+    )
     assert (
         raw.headers["x-tool-errors"]
         == "failed=2:get_order:transient:generic/paper; form=off; changed=false"
@@ -71,12 +73,14 @@ def test_proxy_without_a_form_forwards_the_conversation_unchanged(client: openai
 def test_streaming_passes_through(client: openai.OpenAI) -> None:
     chunks = list(
         client.chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "via proxy"}], stream=True
+            model="fake-model", messages=[{"role": "user", "content": "via proxy"}], stream=True
         )
     )
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == "Echo: via proxy"
     tool_chunks = list(
-        client.chat.completions.create(model="m", messages=FAILED[:1], tools=TOOLS, stream=True)
+        client.chat.completions.create(
+            model="fake-model", messages=FAILED[:1], tools=TOOLS, stream=True
+        )
     )
     deltas = [tc for c in tool_chunks for tc in c.choices[0].delta.tool_calls or []]
     assert [(d.function.name, d.function.arguments) for d in deltas if d.function] == [
@@ -87,7 +91,7 @@ def test_streaming_passes_through(client: openai.OpenAI) -> None:
 def test_server_option_of_the_proxy(upstream: str, fake: FakeModel) -> None:
     with running(make_proxy(upstream, form=Form.C2, port=0)) as url:
         client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
-        raw = client.chat.completions.with_raw_response.create(model="m", messages=FAILED)
+        raw = client.chat.completions.with_raw_response.create(model="fake-model", messages=FAILED)
         assert (
             raw.headers["x-tool-errors"]
             == "failed=2:get_order:transient:generic/paper; form=c2; changed=true"
@@ -107,7 +111,12 @@ def _post(url: str, body: bytes) -> tuple[int, dict[str, str], Any]:
 
 
 def test_anthropic_messages_through_the_proxy(proxy: str) -> None:
-    body = {"model": "m", "max_tokens": 300, "messages": ANTHROPIC_FAILED, "tool_errors": "c3"}
+    body = {
+        "model": "fake-model",
+        "max_tokens": 300,
+        "messages": ANTHROPIC_FAILED,
+        "tool_errors": "c3",
+    }
     status, headers, reply = _post(proxy + "/v1/messages", json.dumps(body).encode())
     assert status == 200
     assert (

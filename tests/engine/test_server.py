@@ -78,7 +78,9 @@ def test_chat_completion_with_header(client: openai.OpenAI) -> None:
 
 
 def test_tool_call_in_openai_format(client: openai.OpenAI) -> None:
-    completion = client.chat.completions.create(model="m", messages=FAILED[:1], tools=TOOLS)
+    completion = client.chat.completions.create(
+        model="fake-model", messages=FAILED[:1], tools=TOOLS
+    )
     choice = completion.choices[0]
     assert choice.finish_reason == "tool_calls"
     assert choice.message.content is None
@@ -96,7 +98,7 @@ def test_tool_call_in_openai_format(client: openai.OpenAI) -> None:
 def test_streaming_text_and_usage(client: openai.OpenAI) -> None:
     chunks = list(
         client.chat.completions.create(
-            model="m",
+            model="fake-model",
             messages=[{"role": "user", "content": "stream me"}],
             stream=True,
             stream_options={"include_usage": True},
@@ -111,7 +113,9 @@ def test_streaming_text_and_usage(client: openai.OpenAI) -> None:
 
 def test_streaming_tool_call(client: openai.OpenAI) -> None:
     chunks = list(
-        client.chat.completions.create(model="m", messages=FAILED[:1], tools=TOOLS, stream=True)
+        client.chat.completions.create(
+            model="fake-model", messages=FAILED[:1], tools=TOOLS, stream=True
+        )
     )
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == ""
     deltas = [tc for c in chunks for tc in c.choices[0].delta.tool_calls or []]
@@ -122,14 +126,16 @@ def test_streaming_tool_call(client: openai.OpenAI) -> None:
 
 
 def test_layer_rewrites_only_when_asked(client: openai.OpenAI, fake: FakeModel) -> None:
-    off = client.chat.completions.with_raw_response.create(model="m", messages=FAILED, tools=TOOLS)
+    off = client.chat.completions.with_raw_response.create(
+        model="fake-model", messages=FAILED, tools=TOOLS
+    )
     assert (
         off.headers["x-tool-errors"]
         == "failed=2:get_order:transient:generic/paper; form=off; changed=false"
     )
     assert off.parse().choices[0].message.content == "Echo: Error: 503 Service Unavailable"
     on = client.chat.completions.with_raw_response.create(
-        model="m", messages=FAILED, tools=TOOLS, extra_body={"tool_errors": "c3"}
+        model="fake-model", messages=FAILED, tools=TOOLS, extra_body={"tool_errors": "c3"}
     )
     assert (
         on.headers["x-tool-errors"]
@@ -168,7 +174,7 @@ def test_bad_request_gets_a_400_and_the_next_request_works(
     client: openai.OpenAI, base: str
 ) -> None:
     with pytest.raises(openai.BadRequestError) as info:
-        client.chat.completions.create(model="m", messages=[])
+        client.chat.completions.create(model="fake-model", messages=[])
     assert info.value.body == {
         "message": "messages must be a non-empty list",
         "type": "invalid_request_error",
@@ -185,7 +191,7 @@ def test_bad_request_gets_a_400_and_the_next_request_works(
     status, _, body = _post(base + "/v1/nothing", {})
     assert (status, body["error"]["code"]) == (404, "not_found")
     reply = client.chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "still here"}]
+        model="fake-model", messages=[{"role": "user", "content": "still here"}]
     )
     assert reply.choices[0].message.content == "Echo: still here"
 
@@ -214,7 +220,7 @@ def claude(base: str) -> anthropic.Anthropic:
 
 def test_anthropic_messages_tool_use(claude: anthropic.Anthropic) -> None:
     message = claude.messages.create(
-        model="m", max_tokens=100, messages=ANTHROPIC_FAILED[:1], tools=ANTHROPIC_TOOLS
+        model="fake-model", max_tokens=100, messages=ANTHROPIC_FAILED[:1], tools=ANTHROPIC_TOOLS
     )
     assert message.stop_reason == "tool_use"
     assert [
@@ -224,7 +230,7 @@ def test_anthropic_messages_tool_use(claude: anthropic.Anthropic) -> None:
 
 def test_anthropic_messages_go_through_the_layer(claude: anthropic.Anthropic) -> None:
     raw = claude.messages.with_raw_response.create(
-        model="m",
+        model="fake-model",
         max_tokens=200,
         messages=ANTHROPIC_FAILED,
         tools=ANTHROPIC_TOOLS,
@@ -244,14 +250,14 @@ def test_anthropic_messages_go_through_the_layer(claude: anthropic.Anthropic) ->
 
 def test_anthropic_streaming(claude: anthropic.Anthropic) -> None:
     with claude.messages.stream(
-        model="m", max_tokens=50, messages=[{"role": "user", "content": "hi there"}]
+        model="fake-model", max_tokens=50, messages=[{"role": "user", "content": "hi there"}]
     ) as s:
         text = "".join(s.text_stream)
         final = s.get_final_message()
     assert text == "Echo: hi there"
     assert final.stop_reason == "end_turn"
     with claude.messages.stream(
-        model="m", max_tokens=99, messages=ANTHROPIC_FAILED[:1], tools=ANTHROPIC_TOOLS
+        model="fake-model", max_tokens=99, messages=ANTHROPIC_FAILED[:1], tools=ANTHROPIC_TOOLS
     ) as s:
         final = s.get_final_message()
     assert [(b.type, getattr(b, "input", None)) for b in final.content] == [
@@ -270,7 +276,7 @@ def test_anthropic_bad_request(base: str) -> None:
 
 def test_stop_sequences_and_length(client: openai.OpenAI) -> None:
     stopped = client.chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "one two three"}], stop=["two"]
+        model="fake-model", messages=[{"role": "user", "content": "one two three"}], stop=["two"]
     )
     assert (stopped.choices[0].message.content, stopped.choices[0].finish_reason) == (
         "Echo: one",
@@ -278,7 +284,7 @@ def test_stop_sequences_and_length(client: openai.OpenAI) -> None:
     )
     chunks = list(
         client.chat.completions.create(
-            model="m",
+            model="fake-model",
             messages=[{"role": "user", "content": "one two three"}],
             stop=["two"],
             stream=True,
@@ -286,14 +292,17 @@ def test_stop_sequences_and_length(client: openai.OpenAI) -> None:
     )
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == "Echo: one"
     short = client.chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "abcdef"}], max_tokens=2
+        model="fake-model", messages=[{"role": "user", "content": "abcdef"}], max_tokens=2
     )
     assert (short.choices[0].message.content, short.choices[0].finish_reason) == ("Echo:", "length")
 
 
 def test_logprobs(client: openai.OpenAI) -> None:
     completion = client.chat.completions.create(
-        model="m", messages=[{"role": "user", "content": "x"}], logprobs=True, top_logprobs=2
+        model="fake-model",
+        messages=[{"role": "user", "content": "x"}],
+        logprobs=True,
+        top_logprobs=2,
     )
     content = completion.choices[0].logprobs.content  # type: ignore[union-attr]
     assert content is not None

@@ -194,9 +194,17 @@ def _serve(args: argparse.Namespace) -> int:
 def _proxy(args: argparse.Namespace) -> int:
     from .proxy import make_proxy
 
-    server = make_proxy(
-        args.upstream, form=args.tool_errors, host=args.host, port=args.port, timeout=args.timeout
-    )
+    try:
+        server = make_proxy(
+            args.upstream,
+            form=args.tool_errors,
+            host=args.host,
+            port=args.port,
+            timeout=args.timeout,
+        )
+    except ValueError as exc:
+        print(f"toolmend-engine proxy: {exc}", file=sys.stderr)
+        return 2
     print(
         f"toolmend-engine: proxy on http://{args.host}:{server.server_port} -> {args.upstream}",
         file=sys.stderr,

@@ -1,8 +1,14 @@
 """Shared HTTP plumbing for the server and the proxy (stdlib only).
 
 Responses use HTTP/1.1 with a Content-Length, or chunked transfer for streams,
-so clients can keep connections alive.  Errors carry an OpenAI-style body, or an
-Anthropic-style one on the Messages routes; nothing a client sends can take the
+so clients can keep connections alive.  Every accepted socket has TCP_NODELAY:
+the headers and the body of a response go out as separate writes, and with
+Nagle's algorithm the body waited for the client's delayed ACK (about 40 ms on
+every request of a kept-alive connection).  Each header is sent once: ``Server``
+and ``Date`` only when the response does not bring its own (the proxy relays the
+upstream's).  Errors carry an OpenAI-style body, or an Anthropic-style one on
+the Messages routes, also for what ``http.server`` itself refuses (a malformed
+request line, an unsupported method: 405); nothing a client sends can take the
 server down.  A body is refused with 400 when it is not JSON, nests deeper than
 ``MAX_DEPTH`` or holds a lone surrogate (valid JSON, but not text that can be
 encoded).  Error bodies never repeat what the client sent: a 500 says only that
@@ -14,10 +20,24 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Iterable, Mapping
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
-__all__ = ["MAX_BODY", "MAX_DEPTH", "JsonHandler", "Server", "check_json", "error_body"]
+from .errors import ANTHROPIC_KINDS, anthropic_error_body, error_body
+
+__all__ = [
+    "MAX_BODY",
+    "MAX_DEPTH",
+    "Headers",
+    "JsonHandler",
+    "Server",
+    "check_json",
+    "error_body",
+    "header_pairs",
+]
 
 log = logging.getLogger("toolmend.engine")
 
@@ -26,25 +46,22 @@ MAX_DEPTH = 64
 """How deeply a request body's arrays and objects may nest."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_ANTHROPIC_KIND = {
-    "invalid_request_error": "invalid_request_error",
-    "not_found": "not_found_error",
-    "server_error": "api_error",
-    "upstream_error": "api_error",
-}
+Headers = Mapping[str, str] | Iterable[tuple[str, str]]
+"""Response headers: a mapping, or pairs where a name may repeat (``Set-Cookie``)."""
 
 
-def error_body(
-    message: str,
-    kind: str = "invalid_request_error",
-    param: str | None = None,
-    code: str | None = None,
-) -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+def header_pairs(headers: Headers | None) -> list[tuple[str, str]]:
+    if headers is None:
+        return []
+    if isinstance(headers, Mapping):
+        return list(headers.items())
+    return list(headers)
 
 
-def anthropic_error_body(message: str, kind: str = "invalid_request_error") -> dict[str, Any]:
-    return {"type": "error", "error": {"type": kind, "message": message}}
+def _anthropic_kind(status: int, kind: str) -> str:
+    if kind == "upstream_error" or status >= 500:
+        return ANTHROPIC_KINDS.get(status, "api_error")
+    return ANTHROPIC_KINDS.get(status, "invalid_request_error")
 
 
 def check_json(value: Any) -> None:
@@ -82,11 +99,43 @@ class JsonHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "toolmend-engine"
     sys_version = ""
+    disable_nagle_algorithm = True
+    """TCP_NODELAY on every accepted socket (see the module doc)."""
     anthropic_errors = False
-    """Answer errors in the Anthropic shape (set per request on the Messages routes)."""
+    """Answer errors in the Anthropic shape (set per request: the ``/v1/messages`` routes)."""
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("%s %s", self.address_string(), format % args)
+
+    def parse_request(self) -> bool:
+        self.anthropic_errors = False
+        ok = super().parse_request()
+        if ok:
+            self.anthropic_errors = urlsplit(self.path).path.startswith("/v1/messages")
+        return ok
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """What ``http.server`` refuses by itself, as a JSON error; the connection closes
+        since the request's body, if any, was not read."""
+        self.close_connection = True
+        if code == HTTPStatus.NOT_IMPLEMENTED and self.command:
+            code, message = 405, f"method {self.command} is not allowed here"
+        text = message or HTTPStatus(code).phrase
+        self.send_error_json(code, text, headers={"Connection": "close"})
+
+    def begin_response(self, status: int, headers: Headers | None = None) -> None:
+        """The status line and the headers, each once; ``Server`` and ``Date`` are added
+        only when ``headers`` has none."""
+        self.log_request(status)
+        self.send_response_only(status)
+        names = set()
+        for name, value in header_pairs(headers):
+            self.send_header(name, value)
+            names.add(name.lower())
+        if "server" not in names:
+            self.send_header("Server", self.version_string())
+        if "date" not in names:
+            self.send_header("Date", self.date_time_string())
 
     def read_body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
@@ -114,18 +163,15 @@ class JsonHandler(BaseHTTPRequestHandler):
         return body
 
     def send_bytes(
-        self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None
+        self, status: int, data: bytes, content_type: str, headers: Headers | None = None
     ) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
+        pairs = [("Content-Type", content_type), ("Content-Length", str(len(data)))]
+        self.begin_response(status, [*pairs, *header_pairs(headers)])
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    def send_json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+    def send_json(self, status: int, body: Any, headers: Headers | None = None) -> None:
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         self.send_bytes(status, data, "application/json", headers)
 
@@ -137,31 +183,30 @@ class JsonHandler(BaseHTTPRequestHandler):
         kind: str = "invalid_request_error",
         param: str | None = None,
         code: str | None = None,
-        headers: dict[str, str] | None = None,
+        headers: Headers | None = None,
     ) -> None:
         if self.anthropic_errors:
-            if status == 413:
-                kind = "request_too_large"
-            body = anthropic_error_body(message, _ANTHROPIC_KIND.get(kind, kind))
+            body = anthropic_error_body(message, _anthropic_kind(status, kind))
         else:
             body = error_body(message, kind, param, code)
         self.send_json(status, body, headers)
 
-    def send_internal_error(self, headers: dict[str, str] | None = None) -> None:
+    def send_internal_error(self, headers: Headers | None = None) -> None:
         """A 500 that says nothing of the request: the log has the traceback."""
         self.send_error_json(
             500, "internal error; see the server log", kind="server_error", headers=headers
         )
 
-    def start_stream(
-        self, status: int, content_type: str, headers: dict[str, str] | None = None
-    ) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
+    def start_stream(self, status: int, content_type: str, headers: Headers | None = None) -> None:
+        """A chunked response; an event stream gets ``Cache-Control: no-cache`` unless
+        ``headers`` set it."""
+        extra = header_pairs(headers)
+        pairs = [("Content-Type", content_type)] if content_type else []
+        pairs.append(("Transfer-Encoding", "chunked"))
+        cached = any(name.lower() == "cache-control" for name, _ in extra)
+        if content_type.startswith("text/event-stream") and not cached:
+            pairs.append(("Cache-Control", "no-cache"))
+        self.begin_response(status, [*pairs, *extra])
         self.end_headers()
 
     def write_chunk(self, data: bytes) -> None:

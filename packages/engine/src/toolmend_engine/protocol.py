@@ -13,7 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import BadRequest
 from .layer import parse_form
+from .validation import (
+    check_anthropic_params,
+    check_anthropic_tool_results,
+    check_chat_params,
+    check_tool_results,
+)
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -28,26 +35,6 @@ __all__ = [
 DEFAULT_MAX_TOKENS = 512
 MAX_TOP_LOGPROBS = 20
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
-
-
-class BadRequest(ValueError):
-    """A request the server refuses, with the OpenAI error fields."""
-
-    def __init__(self, message: str, param: str | None = None, code: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.param = param
-        self.code = code
-
-    def body(self) -> dict[str, Any]:
-        return {
-            "error": {
-                "message": self.message,
-                "type": "invalid_request_error",
-                "param": self.param,
-                "code": self.code,
-            }
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +139,7 @@ def _chat_messages(value: Any) -> list[Any]:
         calls = message.get("tool_calls")
         if calls is not None and (role != "assistant" or not isinstance(calls, list)):
             raise BadRequest(f"{where}.tool_calls must be a list in an assistant message", where)
+    check_tool_results(value)
     return value
 
 
@@ -176,6 +164,7 @@ def _chat_tools(body: Mapping[str, Any]) -> list[Any]:
 def parse_chat(body: Any) -> ChatRequest:
     """A validated Chat Completions request."""
     body = _object(body)
+    check_chat_params(body)
     n = body.get("n", 1)
     if n != 1:
         raise BadRequest("only n=1 is supported", "n")
@@ -236,9 +225,12 @@ def _anthropic_tools(body: Mapping[str, Any]) -> list[Any]:
     return out
 
 
-def parse_anthropic(body: Any) -> AnthropicRequest:
-    """A validated Anthropic Messages request (the conversation stays in its format)."""
+def parse_anthropic(body: Any, *, counting: bool = False) -> AnthropicRequest:
+    """A validated Anthropic Messages request (the conversation stays in its format).
+
+    ``counting``: a ``count_tokens`` body, which has no ``max_tokens``."""
     body = _object(body)
+    check_anthropic_params(body)
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise BadRequest("messages must be a non-empty list", "messages")
@@ -248,7 +240,8 @@ def parse_anthropic(body: Any) -> AnthropicRequest:
             raise BadRequest(f"{where}.role must be user or assistant", where)
         if not isinstance(message.get("content"), str | list):
             raise BadRequest(f"{where}.content must be a string or a list of blocks", where)
-    if body.get("max_tokens") is None:
+    check_anthropic_tool_results(messages)
+    if body.get("max_tokens") is None and not counting:
         raise BadRequest("max_tokens is required", "max_tokens")
     return AnthropicRequest(
         messages=messages,

@@ -1,20 +1,30 @@
 """The layer in front of any OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama).
 
-Chat Completions and Anthropic Messages bodies are rewritten by the layer (the
-field ``tool_errors`` is removed before forwarding, since upstreams do not know
-it); every other request is forwarded unchanged.  The upstream's status, body
-and stream pass through as they come; the response gains ``X-Tool-Errors``.
-An unreachable upstream is a 502 with an OpenAI-style body.
+Chat Completions and Anthropic Messages bodies (and ``count_tokens``, so a
+count matches what the model will read) are rewritten by the layer (the field
+``tool_errors`` is removed before forwarding, since upstreams do not know it);
+every other request, whatever its method, is forwarded unchanged.  ``/health``
+is answered by the proxy itself: it says the proxy is up, not the upstream.
+The upstream's status, headers (each once, the upstream's ``Date`` and
+``Server`` included), body and stream pass through as they come; a response to
+a request the layer ran on gains ``X-Tool-Errors``, errors included.  An
+unreachable upstream is a 502 with an OpenAI-style body (Anthropic-style on the
+Messages routes).
+
+Connections to the upstream are kept alive and reused, each with TCP_NODELAY,
+so a short request costs the proxy about a millisecond rather than a TCP
+handshake and a delayed ACK.  A request that fails on a reused connection
+before any answer (the upstream closed it while idle) is sent once more on a
+new one.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import urllib.error
-import urllib.request
-from http.client import HTTPResponse
-from typing import Any
+import socket
+import threading
+from http.client import HTTPConnection, HTTPException, HTTPResponse, HTTPSConnection
 from urllib.parse import urlsplit
 
 from toolmend import Form
@@ -22,7 +32,7 @@ from toolmend import Form
 from .httpbase import MAX_DEPTH, BodyError, JsonHandler, Server, check_json
 from .layer import HEADER, apply_layer, choose_form, header_value
 
-__all__ = ["ProxyServer", "make_proxy"]
+__all__ = ["ProxyServer", "Upstream", "make_proxy"]
 
 log = logging.getLogger("toolmend.engine")
 
@@ -32,10 +42,12 @@ _HOP_BY_HOP = frozenset(
         "keep-alive",
         "proxy-authenticate",
         "proxy-authorization",
+        "proxy-connection",
         "te",
         "trailer",
         "transfer-encoding",
         "upgrade",
+        "expect",
         "host",
         "content-length",
         "accept-encoding",
@@ -45,17 +57,112 @@ _LAYERED = {
     "/v1/chat/completions": "openai",
     "/chat/completions": "openai",
     "/v1/messages": "anthropic",
+    "/v1/messages/count_tokens": "anthropic",
 }
+_IDLE_LIMIT = 32
+"""Idle upstream connections kept for reuse."""
+
+
+class _Connection(HTTPConnection):
+    def connect(self) -> None:
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class _TlsConnection(HTTPSConnection):
+    def connect(self) -> None:
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class Upstream:
+    """The upstream server: its base URL and a pool of kept-alive connections."""
+
+    def __init__(self, base: str, timeout: float) -> None:
+        self.base = base.rstrip("/")
+        parts = urlsplit(self.base)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"the upstream must be an http(s) URL, got {base!r}")
+        self.tls = parts.scheme == "https"
+        self.netloc = parts.netloc
+        self.host = parts.hostname
+        self.port = parts.port or (443 if self.tls else 80)
+        self.prefix = parts.path
+        self.timeout = timeout
+        self._idle: list[HTTPConnection] = []
+        self._lock = threading.Lock()
+
+    def target(self, path: str) -> str:
+        """The upstream path for a client's path: ``/v1/x`` under a base ending in ``/v1``
+        is ``/v1/x``, not ``/v1/v1/x``."""
+        if self.prefix.endswith("/v1") and path.startswith("/v1/"):
+            return self.prefix + path[3:]
+        return self.prefix + path
+
+    def _new(self) -> HTTPConnection:
+        kind = _TlsConnection if self.tls else _Connection
+        return kind(self.host, self.port, timeout=self.timeout)
+
+    def _take(self) -> tuple[HTTPConnection, bool]:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop(), True
+        return self._new(), False
+
+    def release(self, connection: HTTPConnection, response: HTTPResponse) -> None:
+        """Keep the connection for the next request when the exchange ended cleanly."""
+        if response.will_close or not response.isclosed():
+            connection.close()
+            return
+        with self._lock:
+            if len(self._idle) < _IDLE_LIMIT:
+                self._idle.append(connection)
+                return
+        connection.close()
+
+    def send(
+        self, method: str, path: str, body: bytes | None, headers: list[tuple[str, str]]
+    ) -> tuple[HTTPConnection, HTTPResponse]:
+        """The upstream's response (status and headers read); ``OSError`` or
+        ``HTTPException`` when there is none."""
+        while True:
+            connection, reused = self._take()
+            try:
+                connection.putrequest(
+                    method, self.target(path), skip_host=True, skip_accept_encoding=True
+                )
+                connection.putheader("Host", self.netloc)
+                for name, value in headers:
+                    connection.putheader(name, value)
+                if body is not None:
+                    connection.putheader("Content-Length", str(len(body)))
+                connection.endheaders(body)
+                return connection, connection.getresponse()
+            except (OSError, HTTPException):
+                connection.close()
+                if not reused:
+                    raise
+                log.debug("toolmend-engine proxy: stale upstream connection, retrying")
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
 
 
 class ProxyServer(Server):
     def __init__(
         self, address: tuple[str, int], upstream: str, form: Form | None, timeout: float
     ) -> None:
-        self.upstream = upstream.rstrip("/")
+        self.upstream = Upstream(upstream, timeout)
         self.form = form
         self.timeout = timeout
         super().__init__(address, ProxyHandler)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.upstream.close()
 
 
 def make_proxy(
@@ -70,30 +177,20 @@ def make_proxy(
     return ProxyServer((host, port), upstream, form, timeout)
 
 
-def _target(upstream: str, path: str) -> str:
-    if upstream.endswith("/v1") and path.startswith("/v1/"):
-        return upstream + path[3:]
-    return upstream + path
-
-
 class ProxyHandler(JsonHandler):
     server: ProxyServer
 
-    def do_GET(self) -> None:
-        self._forward(None)
-
-    def do_DELETE(self) -> None:
-        self._forward(None)
-
-    def do_POST(self) -> None:
-        headers: dict[str, str] = {}
+    def _handle(self) -> None:
         path = urlsplit(self.path).path.rstrip("/")
-        self.anthropic_errors = path.startswith("/v1/messages")
+        if path == "/health" and self.command in ("GET", "HEAD"):
+            self.send_json(200, {"status": "ok"})
+            return
+        extra: list[tuple[str, str]] = []
         try:
             data = self.read_body()
-            fmt = _LAYERED.get(path)
+            fmt = _LAYERED.get(path) if self.command == "POST" else None
             if fmt is not None:
-                data, headers = self._layer(data, fmt)
+                data, extra = self._layer(data, fmt)
         except BodyError as exc:
             self.send_error_json(exc.status, str(exc), param=exc.param)
             return
@@ -101,18 +198,21 @@ class ProxyHandler(JsonHandler):
             log.exception("toolmend-engine proxy: request failed")
             self.send_internal_error()
             return
-        self._forward(data, headers)
+        has_body = data or self.headers.get("Content-Length") is not None
+        self._forward(data if has_body else None, extra)
 
-    def _layer(self, data: bytes, fmt: str) -> tuple[bytes, dict[str, str]]:
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _handle
+
+    def _layer(self, data: bytes, fmt: str) -> tuple[bytes, list[tuple[str, str]]]:
         try:
             body = json.loads(data)
         except (ValueError, UnicodeDecodeError):
-            return data, {}
+            return data, []
         except RecursionError:
             raise BodyError(400, f"the request body nests deeper than {MAX_DEPTH} levels") from None
         check_json(body)
         if not isinstance(body, dict):
-            return data, {}
+            return data, []
         had_field = "tool_errors" in body
         try:
             form = choose_form(body.pop("tool_errors", None), self.server.form)
@@ -121,53 +221,75 @@ class ProxyHandler(JsonHandler):
         rewrite = apply_layer(
             body.get("messages"), form, format=fmt, client=self.headers.get("User-Agent")
         )
-        headers = {HEADER: header_value(rewrite.report)}
+        headers = [(HEADER, header_value(rewrite.report))]
         if not rewrite.report.changed and not had_field:
             return data, headers
         body["messages"] = rewrite.messages
         return json.dumps(body, ensure_ascii=False).encode("utf-8"), headers
 
-    def _forward(self, data: bytes | None, extra: dict[str, str] | None = None) -> None:
-        extra = extra or {}
-        url = _target(self.server.upstream, self.path)
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
-        request = urllib.request.Request(url, data=data, headers=headers, method=self.command)
+    def _request_headers(self) -> list[tuple[str, str]]:
+        listed = {
+            token.strip().lower()
+            for value in self.headers.get_all("Connection", [])
+            for token in value.split(",")
+        }
+        return [
+            (name, value)
+            for name, value in self.headers.items()
+            if name.lower() not in _HOP_BY_HOP and name.lower() not in listed
+        ]
+
+    def _forward(self, data: bytes | None, extra: list[tuple[str, str]]) -> None:
+        upstream = self.server.upstream
         try:
-            response: HTTPResponse = urllib.request.urlopen(request, timeout=self.server.timeout)
-        except urllib.error.HTTPError as exc:
-            response = exc  # type: ignore[assignment]
-        except (urllib.error.URLError, OSError) as exc:
-            self.send_error_json(
-                502,
-                f"upstream {self.server.upstream} unreachable: {exc}",
-                kind="upstream_error",
-                headers=extra,
+            connection, response = upstream.send(
+                self.command, self.path, data, self._request_headers()
             )
+        except (OSError, HTTPException) as exc:
+            self.send_error_json(
+                502, f"upstream {upstream.base} unreachable: {exc}", kind="upstream_error",
+                headers=extra,
+            )  # fmt: skip
             return
         try:
             self._relay(response, extra)
         except (BrokenPipeError, ConnectionResetError):
             log.info("toolmend-engine proxy: client went away")
             self.close_connection = True
-        finally:
-            response.close()
+            connection.close()
+        except (OSError, HTTPException):
+            log.exception("toolmend-engine proxy: the upstream failed mid-response")
+            self.close_connection = True
+            connection.close()
+        else:
+            upstream.release(connection, response)
 
-    def _relay(self, response: Any, extra: dict[str, str]) -> None:
-        passed = {
-            k: v
-            for k, v in response.headers.items()
-            if k.lower() not in _HOP_BY_HOP and k.lower() != HEADER.lower()
-        }
-        passed.update(extra)
-        status = response.status if hasattr(response, "status") else response.code
-        content_type = passed.pop("Content-Type", passed.pop("content-type", "application/json"))
-        if "text/event-stream" in content_type:
-            self.start_stream(status, content_type, passed)
-            while True:
-                chunk = response.read1(65536)
-                if not chunk:
-                    break
+    def _relay(self, response: HTTPResponse, extra: list[tuple[str, str]]) -> None:
+        ours = {name.lower() for name, _ in extra}
+        passed = [
+            (name, value)
+            for name, value in response.getheaders()
+            if name.lower() not in _HOP_BY_HOP and name.lower() not in ours
+        ]
+        passed.extend(extra)
+        if self.command == "HEAD" or response.status in (204, 304):
+            response.read()
+            self.begin_response(response.status, passed)
+            length = response.getheader("Content-Length")
+            if length is not None and response.status not in (204, 304):
+                self.send_header("Content-Length", length)
+            self.end_headers()
+            return
+        if response.chunked or response.length is None:
+            content_type = next((v for n, v in passed if n.lower() == "content-type"), "")
+            self.start_stream(
+                response.status, content_type, [p for p in passed if p[0].lower() != "content-type"]
+            )
+            while chunk := response.read1(65536):
                 self.write_chunk(chunk)
             self.end_stream()
             return
-        self.send_bytes(status, response.read(), content_type, passed)
+        data = response.read()
+        self.begin_response(response.status, [*passed, ("Content-Length", str(len(data)))])
+        self.end_headers()
+        self.wfile.write(data)

@@ -4,7 +4,9 @@ Every response to a request that reached the layer carries ``X-Tool-Errors``
 (see ``layer``); the body is exactly what the endpoint would return without
 it.  ``/v1/render`` and ``/v1/messages/render`` return the rendered prompt and
 the layer's report instead of generating, so a client can see what the model
-reads.  Requests are served one at a time by the model (a lock), while other
+reads; ``/v1/messages/count_tokens`` counts that prompt's tokens.  A request
+naming another model than the one served is a 404 (``model_not_found``).
+Requests are served one at a time by the model (a lock), while other
 connections wait; one failing request never affects the next.
 """
 
@@ -15,9 +17,10 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from .errors import BadRequest
 from .httpbase import BodyError, JsonHandler, Server
 from .layer import HEADER, header_value
-from .protocol import BadRequest, parse_anthropic, parse_chat
+from .protocol import parse_anthropic, parse_chat
 from .responses import anthropic_body, anthropic_events, chat_body, chat_chunks
 from .service import ChatEngine, Prepared
 
@@ -62,9 +65,12 @@ class EngineHandler(JsonHandler):
         path = urlsplit(self.path).path.rstrip("/")
         if path in ("/v1/models", "/models"):
             self.send_json(200, {"object": "list", "data": [self._model_card()]})
-        elif (
-            path.startswith("/v1/models/") and path.removeprefix("/v1/models/") == self.engine.name
-        ):
+        elif path.startswith("/v1/models/"):
+            try:
+                self._check_model(path.removeprefix("/v1/models/"))
+            except BadRequest as exc:
+                self.send_error_json(404, exc.message, code=exc.code)
+                return
             self.send_json(200, self._model_card())
         elif path == "/health":
             self.send_json(200, {"status": "ok"})
@@ -82,6 +88,7 @@ class EngineHandler(JsonHandler):
             "/v1/messages": self._messages,
             "/v1/render": self._render_chat,
             "/v1/messages/render": self._render_messages,
+            "/v1/messages/count_tokens": self._count_tokens,
         }
         route = routes.get(path)
         self.anthropic_errors = path.startswith("/v1/messages")
@@ -96,8 +103,10 @@ class EngineHandler(JsonHandler):
         except BodyError as exc:
             self.send_error_json(exc.status, str(exc), headers=self._headers)
         except BadRequest as exc:
+            if exc.report is not None:
+                self._headers = {HEADER: header_value(exc.report)}
             self.send_error_json(
-                400, exc.message, param=exc.param, code=exc.code, headers=self._headers
+                exc.status, exc.message, param=exc.param, code=exc.code, headers=self._headers
             )
         except (BrokenPipeError, ConnectionResetError):
             log.info("toolmend-engine: client went away")
@@ -111,8 +120,21 @@ class EngineHandler(JsonHandler):
     def _prepared_headers(self, prepared: Prepared) -> None:
         self._headers = {HEADER: header_value(prepared.report)}
 
+    def _check_model(self, model: str | None) -> None:
+        """Only the served model (or none named): another name is the provider's 404."""
+        if model is None or model == self.engine.name:
+            return
+        if self.anthropic_errors:
+            raise BadRequest(f"model: {model}", "model", status=404)
+        raise BadRequest(
+            f"The model `{model}` does not exist or you do not have access to it.",
+            code="model_not_found",
+            status=404,
+        )
+
     def _chat(self) -> None:
         request = parse_chat(self.read_json())
+        self._check_model(request.model)
         prepared = self.engine.prepare_chat(request, self.client)
         self._prepared_headers(prepared)
         generation = self.engine.generation(
@@ -132,7 +154,7 @@ class EngineHandler(JsonHandler):
         self._streaming = True
         chunks = chat_chunks(
             generation,
-            f"chatcmpl-{prepared.digest[:24]}",
+            f"chatcmpl-{generation.ident}",
             self.engine.name,
             created,
             logprobs=request.logprobs,
@@ -148,6 +170,7 @@ class EngineHandler(JsonHandler):
 
     def _messages(self) -> None:
         request = parse_anthropic(self.read_json())
+        self._check_model(request.model)
         prepared = self.engine.prepare_anthropic(request, self.client)
         self._prepared_headers(prepared)
         generation = self.engine.generation(
@@ -158,7 +181,7 @@ class EngineHandler(JsonHandler):
             return
         self.start_stream(200, "text/event-stream", self._headers)
         self._streaming = True
-        ident = f"msg_{prepared.digest[:24]}"
+        ident = f"msg_{generation.ident}"
         events = anthropic_events(generation, ident, self.engine.name, len(prepared.tokens))
         try:
             for event, data in events:
@@ -168,11 +191,24 @@ class EngineHandler(JsonHandler):
         self.end_stream()
 
     def _render_chat(self) -> None:
-        prepared = self.engine.prepare_chat(parse_chat(self.read_json()), self.client)
+        request = parse_chat(self.read_json())
+        self._check_model(request.model)
+        prepared = self.engine.prepare_chat(request, self.client)
         self._prepared_headers(prepared)
         self.send_json(200, _render_body(prepared), self._headers)
 
     def _render_messages(self) -> None:
-        prepared = self.engine.prepare_anthropic(parse_anthropic(self.read_json()), self.client)
+        request = parse_anthropic(self.read_json())
+        self._check_model(request.model)
+        prepared = self.engine.prepare_anthropic(request, self.client)
         self._prepared_headers(prepared)
         self.send_json(200, _render_body(prepared), self._headers)
+
+    def _count_tokens(self) -> None:
+        """Anthropic's ``count_tokens``: the tokens of the prompt the model would read,
+        after the layer (the ``input_tokens`` a Messages request reports)."""
+        request = parse_anthropic(self.read_json(), counting=True)
+        self._check_model(request.model)
+        prepared = self.engine.prepare_anthropic(request, self.client)
+        self._prepared_headers(prepared)
+        self.send_json(200, {"input_tokens": len(prepared.tokens)}, self._headers)

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import secrets
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from toolmend import Form, Report
 
+from .errors import BadRequest
 from .inference import Step
 from .layer import apply_layer, choose_form
-from .protocol import AnthropicRequest, BadRequest, ChatRequest, anthropic_to_chat
+from .protocol import AnthropicRequest, ChatRequest, anthropic_to_chat
 from .template import ChatTemplate, Part, RenderError
 from .toolcalls import ContentStream, ParsedCall, parse_reply
 
@@ -102,7 +105,11 @@ def _held_back(text: str, stops: Sequence[str]) -> int:
 
 
 class Generation:
-    """Greedy generation of one reply: iterate for content deltas, then read ``completion``."""
+    """Greedy generation of one reply: iterate for content deltas, then read ``completion``.
+
+    ``ident`` is random and new for every generation (responses and tool calls need ids
+    that are unique across requests); it is drawn outside the model, so the tokens stay a
+    function of the request alone."""
 
     def __init__(
         self,
@@ -120,6 +127,7 @@ class Generation:
         self._stop = tuple(stop)
         self._top = top_logprobs
         self._logprobs = logprobs or top_logprobs > 0
+        self.ident = secrets.token_hex(12)
         self.completion: Completion | None = None
 
     def __iter__(self) -> Iterator[str]:
@@ -156,7 +164,7 @@ class Generation:
             yield rest
         if reply.calls:
             finish = "tool_calls"
-        ident = prepared.digest[:24]
+        ident = self.ident
         self.completion = Completion(
             id=f"chatcmpl-{ident}",
             text=text,
@@ -199,6 +207,16 @@ def tokenize_parts(model: ModelLike, parts: Sequence[Part]) -> list[int]:
     return tokens
 
 
+@contextmanager
+def _reported(report: Report) -> Iterator[None]:
+    """A request refused after the layer ran still carries the layer's report."""
+    try:
+        yield
+    except BadRequest as exc:
+        exc.report = report
+        raise
+
+
 class ChatEngine:
     """A model, its chat template and the server's default form."""
 
@@ -231,13 +249,15 @@ class ChatEngine:
     def prepare_chat(self, request: ChatRequest, client: str | None = None) -> Prepared:
         form = choose_form(request.tool_errors, self.form)
         rewrite = apply_layer(request.messages, form, format="openai", client=client)
-        return self._finish(list(rewrite.messages), request.tools, rewrite.report)
+        with _reported(rewrite.report):
+            return self._finish(list(rewrite.messages), request.tools, rewrite.report)
 
     def prepare_anthropic(self, request: AnthropicRequest, client: str | None = None) -> Prepared:
         form = choose_form(request.tool_errors, self.form)
         rewrite = apply_layer(request.messages, form, format="anthropic", client=client)
-        rendered = anthropic_to_chat(list(rewrite.messages), request.system)
-        return self._finish(rendered, request.tools, rewrite.report)
+        with _reported(rewrite.report):
+            rendered = anthropic_to_chat(list(rewrite.messages), request.system)
+            return self._finish(rendered, request.tools, rewrite.report)
 
     def generation(
         self,
