@@ -95,15 +95,22 @@ class FakeModel:
         self.respond = respond if callable(respond) else (lambda _prompt, text=respond: text)
         self.lock = threading.Lock()
         self.prompts: list[str] = []
+        self.grammars: list[str | None] = []
 
     def tokenize(self, text: str, *, special: bool = True) -> list[int]:
         return [ord(c) for c in text]
 
     def generate(
-        self, tokens: Sequence[int], max_tokens: int, *, top_logprobs: int = 0
+        self,
+        tokens: Sequence[int],
+        max_tokens: int,
+        *,
+        top_logprobs: int = 0,
+        grammar: str | None = None,
     ) -> Iterator[Step]:
         prompt = "".join(chr(t) for t in tokens)
         self.prompts.append(prompt)
+        self.grammars.append(grammar)
         reply = self.respond(prompt)
         pieces = [reply[i : i + PIECE] for i in range(0, len(reply), PIECE)]
         for piece in pieces[:max_tokens]:

@@ -1,6 +1,6 @@
 """The layer in front of any OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama).
 
-Chat Completions and Anthropic Messages bodies are rewritten by the layer (the
+Chat Completions, Responses and Anthropic Messages bodies are rewritten by the layer (the
 field ``tool_errors`` is removed before forwarding, since upstreams do not know
 it); every other request is forwarded unchanged.  The upstream's status, body
 and stream pass through as they come; the response gains ``X-Tool-Errors``.
@@ -45,7 +45,10 @@ _LAYERED = {
     "/v1/chat/completions": "openai",
     "/chat/completions": "openai",
     "/v1/messages": "anthropic",
+    "/v1/responses": "responses",
+    "/responses": "responses",
 }
+_CONVERSATION = {"openai": "messages", "anthropic": "messages", "responses": "input"}
 
 
 class ProxyServer(Server):
@@ -118,13 +121,14 @@ class ProxyHandler(JsonHandler):
             form = choose_form(body.pop("tool_errors", None), self.server.form)
         except ValueError as exc:
             raise BodyError(400, str(exc), "tool_errors") from None
-        rewrite = apply_layer(
-            body.get("messages"), form, format=fmt, client=self.headers.get("User-Agent")
-        )
+        conversation = body.get(_CONVERSATION[fmt])
+        if fmt == "responses" and isinstance(conversation, str):
+            conversation = []  # one user message: nothing can have failed
+        rewrite = apply_layer(conversation, form, format=fmt, client=self.headers.get("User-Agent"))
         headers = {HEADER: header_value(rewrite.report)}
         if not rewrite.report.changed and not had_field:
             return data, headers
-        body["messages"] = rewrite.messages
+        body[_CONVERSATION[fmt]] = rewrite.messages
         return json.dumps(body, ensure_ascii=False).encode("utf-8"), headers
 
     def _forward(self, data: bytes | None, extra: dict[str, str] | None = None) -> None:
