@@ -131,3 +131,24 @@ def running(server: ThreadingHTTPServer) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+RESPONSES_TOOLS: list[Any] = [
+    {
+        "type": "function",
+        "name": "get_order",
+        "description": "Look up an order.",
+        "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+    }
+]
+RESPONSES_FAILED: list[Any] = [
+    {"role": "user", "content": "Total of ORD-1?"},
+    {
+        "type": "function_call",
+        "call_id": "c1",
+        "name": "get_order",
+        "arguments": '{"order_id": "ORD-1"}',
+    },
+    {"type": "function_call_output", "call_id": "c1", "output": "Error: 503 Service Unavailable"},
+]
+"""``FAILED`` as Responses input items."""
