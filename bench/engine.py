@@ -13,7 +13,9 @@ request:
 * ``clean``: the same conversations with a successful result (the prompts are
   byte-identical, so any difference is the layer's own cost).
 
-Then the default evaluation (``toolmend-engine eval``, as the README runs it)
+Then decode speed against llama-cpp-python's stock ``Llama`` on the same GGUF and
+prompt (``decode_vs_stock``; the target is at least 0.95 of the stock speed), and
+the default evaluation (``toolmend-engine eval``, as the README runs it)
 in a subprocess, for its duration and peak resident memory.
 
 Then HTTP latency on loopback: short requests (``max_tokens=1``, a prompt the
@@ -25,8 +27,8 @@ and the proxy adds at most 2 ms (proxy median minus direct median).  The modes
 alternate in a shuffled order; the same is then measured with Nagle's algorithm
 left on in the server (what TCP_NODELAY removes), for reference.
 
-    python bench/engine.py [--requests N] [--max-tokens N] [--skip-eval]
-                           [--latency-only] [--latency-requests N]
+    python bench/engine.py [--requests N] [--max-tokens N] [--skip-eval] [--rounds N]
+                           [--stock-only] [--latency-only] [--latency-requests N]
 """
 
 from __future__ import annotations
@@ -122,6 +124,94 @@ def _throughput(n: int, max_tokens: int) -> list[list[str]]:
                 f"{sum(r[1] for r in results):.1f}", f"{rates[form]:.1f}", f"{change:+.1f}%",
                 f"{1000 * statistics.fmean(r[0] for r in results):.2f}",
             ])  # fmt: skip
+    return rows
+
+
+STOCK_PROMPT = [{"role": "user", "content": "Write a long story about a lighthouse keeper."}]
+STORY_FORMAT = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "story",
+        "schema": {
+            "type": "object",
+            "properties": {"title": {"type": "string"}, "story": {"type": "string"}},
+            "required": ["title", "story"],
+        },
+    },
+}
+
+
+def _timed(steps: Iterator[int], limit: int) -> tuple[list[int], float]:
+    """The tokens, and the seconds from the first token to the last (the decode phase)."""
+    tokens: list[int] = []
+    first = 0.0
+    for token in steps:
+        tokens.append(token)
+        if len(tokens) == 1:
+            first = time.perf_counter()
+        if len(tokens) == limit:
+            break
+    return tokens, time.perf_counter() - first
+
+
+def decode_vs_stock(max_tokens: int, rounds: int) -> list[list[str]]:
+    """Decode tokens/s of the engine and of llama-cpp-python's stock ``Llama``.
+
+    Same GGUF, prompt tokens, context size and thread count; greedy decoding in
+    both (``temp=0``).  The stock ``Llama`` keeps its defaults otherwise (its
+    batch size, repacked weights).  The two run interleaved, ``rounds`` times,
+    so load from other processes hits both.  The best round is compared: on a
+    shared machine the median moves by tens of percent with the load, the best
+    round much less.  A third row is the engine under a grammar (a JSON schema
+    with a title and a story), which also checks each greedy token against the
+    grammar.  "same tokens" compares a row's tokens with the engine's free ones.
+    """
+    from llama_cpp import Llama
+
+    path = default_model_path()
+    model = LocalModel(path)
+    engine = ChatEngine(model)
+    prompt = engine.prepare_chat(parse_chat({"messages": STOCK_PROMPT}))
+    constrained = engine.prepare_chat(
+        parse_chat({"messages": STOCK_PROMPT, "response_format": STORY_FORMAT})
+    )
+    threads = model.settings.n_threads
+    stock = Llama(
+        str(path), n_ctx=model.n_ctx, n_threads=threads, n_threads_batch=threads, verbose=False
+    )
+
+    def ours(grammar: str | None) -> tuple[list[int], float]:
+        steps = model.generate(prompt.tokens, max_tokens, grammar=grammar)
+        return _timed((s.token for s in steps if not s.end), max_tokens)
+
+    def theirs() -> tuple[list[int], float]:
+        steps = stock.generate(prompt.tokens, temp=0.0, top_k=1, reset=True)
+        return _timed((t for t in steps if not model.is_end(t)), max_tokens)
+
+    runs: dict[str, list[tuple[list[int], float]]] = {"engine": [], "stock": [], "grammar": []}
+    for _ in range(rounds):
+        runs["engine"].append(ours(None))
+        runs["stock"].append(theirs())
+        runs["grammar"].append(ours(constrained.grammar))
+    every = {
+        name: [(len(t) - 1) / s for t, s in results if len(t) > 1] for name, results in runs.items()
+    }
+    rates = {name: max(values) for name, values in every.items()}
+    reference = runs["engine"][0][0]
+    labels = {
+        "stock": "llama_cpp.Llama (stock)",
+        "engine": "toolmend-engine",
+        "grammar": "toolmend-engine, json_schema",
+    }
+    rows = []
+    for name in ("stock", "engine", "grammar"):
+        tokens = runs[name][0][0]
+        rows.append([
+            labels[name], str(rounds), str(len(tokens)), f"{rates[name]:.1f}",
+            f"{statistics.median(every[name]):.1f}", f"{rates[name] / rates['stock']:.2f}",
+            "yes" if tokens == reference else "no",
+        ])  # fmt: skip
+    model.close()
     return rows
 
 
@@ -254,6 +344,10 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=24, help="requests per set (24)")
     parser.add_argument("--max-tokens", type=int, default=32, help="tokens per reply (32)")
     parser.add_argument("--skip-eval", action="store_true", help="skip the default evaluation run")
+    parser.add_argument("--rounds", type=int, default=7, help="rounds of the stock comparison (7)")
+    parser.add_argument(
+        "--stock-only", action="store_true", help="only the comparison with the stock Llama"
+    )
     parser.add_argument(
         "--latency-only", action="store_true", help="only the HTTP latency measurement"
     )
@@ -261,6 +355,9 @@ def main() -> None:
         "--latency-requests", type=int, default=200, help="requests per latency mode (200)"
     )
     args = parser.parse_args()
+    if args.stock_only:
+        print(_table(STOCK_HEADER, decode_vs_stock(64, args.rounds)))
+        return
     if not args.latency_only:
         _throughput_and_eval(args)
         print()
@@ -270,12 +367,20 @@ def main() -> None:
     print(_table(["check", "value", "target"], checks))
 
 
+STOCK_HEADER = [
+    "decoder", "rounds", "gen tok", "best tok/s", "median tok/s", "best vs stock", "same tokens",
+]  # fmt: skip
+
+
 def _throughput_and_eval(args: argparse.Namespace) -> None:
+    stock_rows = decode_vs_stock(64, args.rounds)
     header = [
         "set", "layer", "requests", "prompt tok", "gen tok", "to 1st tok s", "decode tok/s",
         "vs off", "layer+render ms",
     ]  # fmt: skip
     print(_table(header, _throughput(args.requests, args.max_tokens)))
+    print()
+    print(_table(STOCK_HEADER, stock_rows))
     if not args.skip_eval:
         seconds, peak = _default_eval()
         print()

@@ -95,15 +95,22 @@ class FakeModel:
         self.respond = respond if callable(respond) else (lambda _prompt, text=respond: text)
         self.lock = threading.Lock()
         self.prompts: list[str] = []
+        self.grammars: list[str | None] = []
 
     def tokenize(self, text: str, *, special: bool = True) -> list[int]:
         return [ord(c) for c in text]
 
     def generate(
-        self, tokens: Sequence[int], max_tokens: int, *, top_logprobs: int = 0
+        self,
+        tokens: Sequence[int],
+        max_tokens: int,
+        *,
+        top_logprobs: int = 0,
+        grammar: str | None = None,
     ) -> Iterator[Step]:
         prompt = "".join(chr(t) for t in tokens)
         self.prompts.append(prompt)
+        self.grammars.append(grammar)
         reply = self.respond(prompt)
         pieces = [reply[i : i + PIECE] for i in range(0, len(reply), PIECE)]
         for piece in pieces[:max_tokens]:
@@ -124,3 +131,24 @@ def running(server: ThreadingHTTPServer) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+RESPONSES_TOOLS: list[Any] = [
+    {
+        "type": "function",
+        "name": "get_order",
+        "description": "Look up an order.",
+        "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+    }
+]
+RESPONSES_FAILED: list[Any] = [
+    {"role": "user", "content": "Total of ORD-1?"},
+    {
+        "type": "function_call",
+        "call_id": "c1",
+        "name": "get_order",
+        "arguments": '{"order_id": "ORD-1"}',
+    },
+    {"type": "function_call_output", "call_id": "c1", "output": "Error: 503 Service Unavailable"},
+]
+"""``FAILED`` as Responses input items."""

@@ -215,5 +215,8 @@ def test_render_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
         "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
     )
     assert "X-Tool-Errors: failed=none; form=off; changed=false" in captured.err
+    request.write_text(json.dumps({"input": "hi"}), "utf-8")
+    assert main(["render", "--responses", str(request)]) == 0
+    assert capsys.readouterr().out == captured.out
     assert main(["info"]) == 0
     assert "tools rendered with: the fallback (<tool_call> in text)" in capsys.readouterr().out

@@ -182,6 +182,13 @@ def _anthropic(content: str) -> bytes:
     return json.dumps(body).encode()
 
 
+def _responses(content: str) -> bytes:
+    return json.dumps({"input": [{"role": "user", "content": content}]}).encode()
+
+
+WRAPS = {"/v1/chat/completions": _chat, "/v1/messages": _anthropic, "/v1/responses": _responses}
+
+
 def _nested(depth: int) -> bytes:
     return (
         b'{"messages": [{"role": "user", "content": "'
@@ -215,16 +222,19 @@ def proxied(served: str) -> Iterator[str]:
 
 
 @pytest.mark.parametrize("bad", sorted(BAD_BODIES))
-@pytest.mark.parametrize("route", ["/v1/chat/completions", "/v1/messages", "/v1/render"])
+@pytest.mark.parametrize(
+    "route", ["/v1/chat/completions", "/v1/messages", "/v1/render", "/v1/responses"]
+)
 @pytest.mark.parametrize("which", ["serve", "proxy"])
 def test_bad_bodies_get_a_400_and_the_server_goes_on(
     which: str, route: str, bad: str, served: str, proxied: str
 ) -> None:
     if which == "proxy" and route == "/v1/render":
-        pytest.skip("the proxy layers chat and messages routes only")
+        pytest.skip("the proxy does not layer /v1/render")
     url = served if which == "serve" else proxied
     anthropic = route == "/v1/messages"
-    data = BAD_BODIES[bad](_anthropic if anthropic else _chat)
+    wrap = WRAPS.get(route, _chat)
+    data = BAD_BODIES[bad](wrap)
     status, raw = _post(url + route, data)
     assert status == 400
     body = json.loads(raw)
@@ -240,7 +250,7 @@ def test_bad_bodies_get_a_400_and_the_server_goes_on(
         "the request body holds a lone surrogate (\\ud800-\\udfff)",
         f"the request body nests deeper than {MAX_DEPTH} levels",
     )
-    status, raw = _post(url + route, (_anthropic if anthropic else _chat)("Total of ORD-1?"))
+    status, raw = _post(url + route, wrap("Total of ORD-1?"))
     assert status == 200, raw
 
 

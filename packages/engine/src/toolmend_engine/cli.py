@@ -147,6 +147,9 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument(
         "--anthropic", action="store_true", help="the body is an Anthropic Messages request"
     )
+    render.add_argument(
+        "--responses", action="store_true", help="the body is an OpenAI Responses request"
+    )
     render.add_argument("--tool-errors", type=_form, default=None)
     render.add_argument(
         "--json", action="store_true", help="print prompt, tokens and report as JSON"
@@ -275,6 +278,7 @@ def _eval(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace) -> int:
     from .protocol import BadRequest, parse_anthropic, parse_chat
+    from .responses_api import parse_responses
     from .service import ChatEngine
 
     raw = sys.stdin.read() if args.request == "-" else Path(args.request).read_text("utf-8")
@@ -288,6 +292,8 @@ def _render(args: argparse.Namespace) -> int:
         engine = ChatEngine(model, form=args.tool_errors)
         if args.anthropic:
             prepared = engine.prepare_anthropic(parse_anthropic(body))
+        elif args.responses:
+            prepared = engine.prepare_responses(parse_responses(body))
         else:
             prepared = engine.prepare_chat(parse_chat(body))
     except BadRequest as exc:

@@ -84,6 +84,70 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
+class _Grammar:
+    """A llama.cpp grammar sampler used as a mask over greedy choices.
+
+    The unconstrained greedy token is checked first (one candidate); only when
+    the grammar rejects it is the whole vocabulary masked and the best admitted
+    token taken.  Both give the most probable admitted token (ties to the lowest
+    id, as ``argmax``), so the check is only a shortcut.  When the grammar
+    admits nothing but the end of the reply, that is the end-of-generation token.
+    """
+
+    def __init__(self, model: LocalModel, grammar: str) -> None:
+        lib = model._lib
+        self._lib = lib
+        self._sampler = lib.llama_sampler_init_grammar(
+            model._vocab, grammar.encode("utf-8"), b"root"
+        )
+        if not self._sampler:
+            raise ValueError("llama.cpp refused the grammar")
+        self._end = self._end_token(model)
+        self._one = np.zeros(1, dtype=_TOKEN_DATA)
+        self._all = np.zeros(model.n_vocab, dtype=_TOKEN_DATA)
+        self._all["id"] = np.arange(model.n_vocab, dtype=np.int32)
+
+    @staticmethod
+    def _end_token(model: LocalModel) -> int:
+        lib = model._lib
+        eot = int(lib.llama_vocab_eot(model._vocab))
+        return eot if eot >= 0 else int(lib.llama_vocab_eos(model._vocab))
+
+    def _apply(self, data: npt.NDArray[Any]) -> None:
+        lib = self._lib
+        array = lib.llama_token_data_array(
+            data=data.ctypes.data_as(lib.llama_token_data_p),
+            size=len(data),
+            selected=-1,
+            sorted=False,
+        )
+        lib.llama_sampler_apply(self._sampler, ctypes.byref(array))
+
+    def choose(self, logits: npt.NDArray[np.float32], greedy: int) -> int:
+        self._one["id"] = greedy
+        self._one["logit"] = logits[greedy]
+        self._apply(self._one)
+        if np.isfinite(self._one["logit"][0]):
+            return greedy
+        self._all["logit"] = logits
+        self._apply(self._all)
+        masked = self._all["logit"]
+        best = int(np.argmax(masked))
+        return best if np.isfinite(masked[best]) else self._end
+
+    def accept(self, token: int) -> None:
+        self._lib.llama_sampler_accept(self._sampler, token)
+
+    def close(self) -> None:
+        if self._sampler:
+            self._lib.llama_sampler_free(self._sampler)
+            self._sampler = None
+
+
+_TOKEN_DATA = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")], align=True)
+"""The layout of llama.cpp's ``llama_token_data``."""
+
+
 class LocalModel:
     """One GGUF model and one context, reused across requests.
 
@@ -233,13 +297,38 @@ class LocalModel:
         return self._logits()
 
     def generate(
-        self, tokens: Sequence[int], max_tokens: int, *, top_logprobs: int = 0
+        self,
+        tokens: Sequence[int],
+        max_tokens: int,
+        *,
+        top_logprobs: int = 0,
+        grammar: str | None = None,
     ) -> Iterator[Step]:
-        """Greedy tokens after ``tokens``; stops at an end-of-generation token or the limit."""
+        """Greedy tokens after ``tokens``; stops at an end-of-generation token or the limit.
+
+        With a GBNF ``grammar`` each token is the most probable one the grammar
+        admits (see ``_Grammar``); log-probabilities stay the model's own.
+        """
+        constraint = _Grammar(self, grammar) if grammar is not None else None
+        try:
+            yield from self._generate(tokens, max_tokens, top_logprobs, constraint)
+        finally:
+            if constraint is not None:
+                constraint.close()
+
+    def _generate(
+        self,
+        tokens: Sequence[int],
+        max_tokens: int,
+        top_logprobs: int,
+        constraint: _Grammar | None,
+    ) -> Iterator[Step]:
         logits = self.prompt_logits(tokens)
         for i in range(max_tokens):
             logprobs = _log_softmax(logits)
             token = int(np.argmax(logits))
+            if constraint is not None:
+                token = constraint.choose(logits, token)
             top: tuple[TopLogprob, ...] = ()
             if top_logprobs > 0:
                 order = np.argsort(-logprobs, kind="stable")[:top_logprobs]
@@ -252,6 +341,8 @@ class LocalModel:
             )
             if end or i == max_tokens - 1 or len(self._cached) >= self.n_ctx:
                 return
+            if constraint is not None:
+                constraint.accept(token)
             logits = self._advance(token)
 
     def continuation_logprobs(

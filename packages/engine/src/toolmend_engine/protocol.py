@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .constraints import FREE, ConstraintError, Decoding, parse_response_format, parse_tool_choice
 from .errors import BadRequest
 from .layer import parse_form
 from .validation import (
@@ -51,6 +52,7 @@ class ChatRequest:
     top_logprobs: int = 0
     tool_errors: object = None
     model: str | None = None
+    decoding: Decoding = FREE
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,9 +177,15 @@ def parse_chat(body: Any) -> ChatRequest:
         )
     options = body.get("stream_options")
     include_usage = isinstance(options, Mapping) and options.get("include_usage") is True
+    tools = _chat_tools(body)
+    try:
+        decoding = parse_tool_choice(body.get("tool_choice"), tools, flat=False)
+        schema = parse_response_format(body.get("response_format"), "response_format", flat=False)
+    except ConstraintError as exc:
+        raise BadRequest(str(exc), exc.param) from None
     return ChatRequest(
         messages=_chat_messages(body.get("messages")),
-        tools=_chat_tools(body),
+        tools=tools,
         max_tokens=_positive_int(
             body, "max_completion_tokens", "max_tokens", default=DEFAULT_MAX_TOKENS
         ),
@@ -188,6 +196,7 @@ def parse_chat(body: Any) -> ChatRequest:
         top_logprobs=top,
         tool_errors=_tool_errors(body),
         model=_model(body),
+        decoding=Decoding(decoding.tool_choice, decoding.function, schema),
     )
 
 

@@ -1,7 +1,7 @@
 """The layer in front of any OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama).
 
-Chat Completions and Anthropic Messages bodies (and ``count_tokens``, so a
-count matches what the model will read) are rewritten by the layer (the field
+Chat Completions, Responses and Anthropic Messages bodies (and ``count_tokens``,
+so a count matches what the model will read) are rewritten by the layer (the field
 ``tool_errors`` is removed before forwarding, since upstreams do not know it);
 every other request, whatever its method, is forwarded unchanged.  ``/health``
 is answered by the proxy itself: it says the proxy is up, not the upstream.
@@ -58,7 +58,10 @@ _LAYERED = {
     "/chat/completions": "openai",
     "/v1/messages": "anthropic",
     "/v1/messages/count_tokens": "anthropic",
+    "/v1/responses": "responses",
+    "/responses": "responses",
 }
+_CONVERSATION = {"openai": "messages", "anthropic": "messages", "responses": "input"}
 _IDLE_LIMIT = 32
 """Idle upstream connections kept for reuse."""
 
@@ -218,13 +221,14 @@ class ProxyHandler(JsonHandler):
             form = choose_form(body.pop("tool_errors", None), self.server.form)
         except ValueError as exc:
             raise BodyError(400, str(exc), "tool_errors") from None
-        rewrite = apply_layer(
-            body.get("messages"), form, format=fmt, client=self.headers.get("User-Agent")
-        )
+        conversation = body.get(_CONVERSATION[fmt])
+        if fmt == "responses" and isinstance(conversation, str):
+            conversation = []  # one user message: nothing can have failed
+        rewrite = apply_layer(conversation, form, format=fmt, client=self.headers.get("User-Agent"))
         headers = [(HEADER, header_value(rewrite.report))]
         if not rewrite.report.changed and not had_field:
             return data, headers
-        body["messages"] = rewrite.messages
+        body[_CONVERSATION[fmt]] = rewrite.messages
         return json.dumps(body, ensure_ascii=False).encode("utf-8"), headers
 
     def _request_headers(self) -> list[tuple[str, str]]:

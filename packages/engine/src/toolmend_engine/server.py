@@ -1,4 +1,4 @@
-"""The OpenAI-compatible server: Chat Completions, Models, Anthropic Messages, render.
+"""The OpenAI-compatible server: Chat Completions, Responses, Models, Anthropic Messages, render.
 
 Every response to a request that reached the layer carries ``X-Tool-Errors``
 (see ``layer``); the body is exactly what the endpoint would return without
@@ -22,6 +22,8 @@ from .httpbase import BodyError, JsonHandler, Server
 from .layer import HEADER, header_value
 from .protocol import parse_anthropic, parse_chat
 from .responses import anthropic_body, anthropic_events, chat_body, chat_chunks
+from .responses_api import parse_responses
+from .responses_output import responses_body, responses_events
 from .service import ChatEngine, Prepared
 
 __all__ = ["EngineServer", "make_server"]
@@ -47,6 +49,7 @@ def _render_body(prepared: Prepared) -> dict[str, Any]:
         "prompt_sha256": prepared.digest,
         "messages": prepared.messages,
         "report": prepared.report.to_dict(),
+        "grammar": prepared.grammar,
     }
 
 
@@ -89,6 +92,9 @@ class EngineHandler(JsonHandler):
             "/v1/render": self._render_chat,
             "/v1/messages/render": self._render_messages,
             "/v1/messages/count_tokens": self._count_tokens,
+            "/v1/responses": self._responses,
+            "/responses": self._responses,
+            "/v1/responses/render": self._render_responses,
         }
         route = routes.get(path)
         self.anthropic_errors = path.startswith("/v1/messages")
@@ -189,6 +195,35 @@ class EngineHandler(JsonHandler):
         finally:
             events.close()
         self.end_stream()
+
+    def _responses(self) -> None:
+        request = parse_responses(self.read_json())
+        self._check_model(request.model)
+        prepared = self.engine.prepare_responses(request, self.client)
+        self._prepared_headers(prepared)
+        generation = self.engine.generation(prepared, max_tokens=request.max_tokens)
+        created, ident = int(time.time()), generation.ident
+        if not request.stream:
+            completion = generation.run()
+            body = responses_body(completion, request, ident, self.engine.name, created)
+            self.send_json(200, body, self._headers)
+            return
+        self.start_stream(200, "text/event-stream", self._headers)
+        self._streaming = True
+        events = responses_events(generation, request, ident, self.engine.name, created)
+        try:
+            for event, data in events:
+                self.write_sse(data, event)
+        finally:
+            events.close()
+        self.end_stream()
+
+    def _render_responses(self) -> None:
+        request = parse_responses(self.read_json())
+        self._check_model(request.model)
+        prepared = self.engine.prepare_responses(request, self.client)
+        self._prepared_headers(prepared)
+        self.send_json(200, _render_body(prepared), self._headers)
 
     def _render_chat(self) -> None:
         request = parse_chat(self.read_json())

@@ -19,12 +19,14 @@ from typing import Any, Protocol
 
 from toolmend import Form, Report
 
+from .constraints import ConstraintError, Decoding, grammar_for
 from .errors import BadRequest
 from .inference import Step
 from .layer import apply_layer, choose_form
 from .protocol import AnthropicRequest, ChatRequest, anthropic_to_chat
+from .responses_api import ResponsesRequest, responses_to_chat
 from .template import ChatTemplate, Part, RenderError
-from .toolcalls import ContentStream, ParsedCall, parse_reply
+from .toolcalls import ContentStream, ParsedCall, Reply, parse_reply
 
 __all__ = [
     "ChatEngine",
@@ -48,7 +50,12 @@ class ModelLike(Protocol):
     def tokenize(self, text: str, *, special: bool = True) -> list[int]: ...
 
     def generate(
-        self, tokens: Sequence[int], max_tokens: int, *, top_logprobs: int = 0
+        self,
+        tokens: Sequence[int],
+        max_tokens: int,
+        *,
+        top_logprobs: int = 0,
+        grammar: str | None = None,
     ) -> Iterator[Step]: ...
 
 
@@ -61,6 +68,10 @@ class Prepared:
     report: Report
     messages: list[Any]
     tool_names: frozenset[str]
+    grammar: str | None = None
+    """The GBNF grammar the reply must match (``tool_choice``, response format), if any."""
+    calls: bool = True
+    """Whether the reply is read for calls (not under ``tool_choice: "none"``)."""
 
     @property
     def digest(self) -> str:
@@ -132,7 +143,7 @@ class Generation:
 
     def __iter__(self) -> Iterator[str]:
         engine, prepared = self._engine, self._prepared
-        stream = ContentStream(engine.template.call_opening)
+        stream = ContentStream(engine.template.call_opening, calls=prepared.calls)
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         text = ""
         tokens: list[int] = []
@@ -140,7 +151,10 @@ class Generation:
         finish, stop_sequence = "length", None
         limit = min(self._max_tokens, engine.model.n_ctx - len(prepared.tokens))
         with engine.model.lock:
-            for step in engine.model.generate(prepared.tokens, limit, top_logprobs=self._top):
+            steps = engine.model.generate(
+                prepared.tokens, limit, top_logprobs=self._top, grammar=prepared.grammar
+            )
+            for step in steps:
                 if step.end:
                     finish = "stop"
                     break
@@ -158,7 +172,9 @@ class Generation:
                     yield delta
         if stop_sequence is None:
             text += decoder.decode(b"", final=True)
-        reply = parse_reply(text, prepared.tool_names)
+        reply = (
+            parse_reply(text, prepared.tool_names) if prepared.calls else Reply(text.strip(), ())
+        )
         rest = stream.finish(reply.content)
         if rest:
             yield rest
@@ -226,7 +242,21 @@ class ChatEngine:
         self.name = name or model.name
         self.template = ChatTemplate.for_model(model.chat_template, model.bos_text, model.eos_text)
 
-    def _finish(self, rendered: list[Any], tools: list[Any], report: Report) -> Prepared:
+    def _finish(
+        self,
+        rendered: list[Any],
+        tools: list[Any],
+        report: Report,
+        decoding: Decoding | None = None,
+        format_param: str = "response_format",
+    ) -> Prepared:
+        decoding = decoding or Decoding()
+        try:
+            grammar = grammar_for(
+                decoding, tools, self.template.call_opening, format_param=format_param
+            )
+        except ConstraintError as exc:
+            raise BadRequest(str(exc), exc.param) from None
         try:
             parts = self.template.render_parts(rendered, tools)
             prompt = "".join(part.text for part in parts)
@@ -244,13 +274,17 @@ class ChatEngine:
                 "messages",
                 "context_length_exceeded",
             )
-        return Prepared(prompt, tokens, report, rendered, _tool_names(tools))
+        return Prepared(
+            prompt, tokens, report, rendered, _tool_names(tools), grammar, decoding.calls
+        )
 
     def prepare_chat(self, request: ChatRequest, client: str | None = None) -> Prepared:
         form = choose_form(request.tool_errors, self.form)
         rewrite = apply_layer(request.messages, form, format="openai", client=client)
         with _reported(rewrite.report):
-            return self._finish(list(rewrite.messages), request.tools, rewrite.report)
+            return self._finish(
+                list(rewrite.messages), request.tools, rewrite.report, request.decoding
+            )
 
     def prepare_anthropic(self, request: AnthropicRequest, client: str | None = None) -> Prepared:
         form = choose_form(request.tool_errors, self.form)
@@ -258,6 +292,15 @@ class ChatEngine:
         with _reported(rewrite.report):
             rendered = anthropic_to_chat(list(rewrite.messages), request.system)
             return self._finish(rendered, request.tools, rewrite.report)
+
+    def prepare_responses(self, request: ResponsesRequest, client: str | None = None) -> Prepared:
+        form = choose_form(request.tool_errors, self.form)
+        rewrite = apply_layer(request.items, form, format="responses", client=client)
+        with _reported(rewrite.report):
+            rendered = responses_to_chat(list(rewrite.messages), request.instructions)
+            return self._finish(
+                rendered, request.tools, rewrite.report, request.decoding, "text.format"
+            )
 
     def generation(
         self,

@@ -161,15 +161,19 @@ class ContentStream:
     The concatenated deltas equal the final ``Reply.content``: leading and trailing
     white space is held back as the final parse strips it, everything from a
     possible call opening on is held to the end, and a reply that starts like a
-    bare JSON call is held whole.
+    bare JSON call is held whole.  With ``calls=False`` (the reply is read as
+    text only) nothing but the outer white space is held back.
     """
 
-    def __init__(self, opening: str = CALL_OPEN) -> None:
+    def __init__(self, opening: str = CALL_OPEN, *, calls: bool = True) -> None:
         self.opening = opening
+        self.calls = calls
         self.emitted = ""
 
     def _safe(self, text: str) -> str:
         text = text.lstrip()
+        if not self.calls:
+            return text.rstrip()
         if text.startswith(("{", "`")):
             return ""
         cut = len(text)
