@@ -162,7 +162,7 @@ def test_the_engine_hint_names_its_model_extra(monkeypatch: pytest.MonkeyPatch) 
     def missing(name: str) -> importlib.metadata.Distribution:
         raise importlib.metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(modelfile.importlib.metadata, "distribution", missing)
+    monkeypatch.setattr(importlib.metadata, "distribution", missing)
     with pytest.raises(FileNotFoundError) as caught:
         modelfile.default_model_path()
     assert str(caught.value) == (
