@@ -225,6 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"kept {tmp}")
     else:
         shutil.rmtree(tmp, ignore_errors=True)
+        say(f"removed the temporary folder; {time.monotonic() - started:.0f}s in all")
     return 0
 
 
