@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Generator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -185,10 +186,15 @@ class EngineHandler(JsonHandler):
         if not request.stream:
             self.send_json(200, anthropic_body(generation.run(), self.engine.name), self._headers)
             return
+        ident = f"msg_{generation.ident}"
+        self._send_events(
+            anthropic_events(generation, ident, self.engine.name, len(prepared.tokens))
+        )
+
+    def _send_events(self, events: Generator[tuple[str, dict[str, Any]], None, None]) -> None:
+        """A stream of named server-sent events; the generator is closed whatever happens."""
         self.start_stream(200, "text/event-stream", self._headers)
         self._streaming = True
-        ident = f"msg_{generation.ident}"
-        events = anthropic_events(generation, ident, self.engine.name, len(prepared.tokens))
         try:
             for event, data in events:
                 self.write_sse(data, event)
@@ -208,15 +214,7 @@ class EngineHandler(JsonHandler):
             body = responses_body(completion, request, ident, self.engine.name, created)
             self.send_json(200, body, self._headers)
             return
-        self.start_stream(200, "text/event-stream", self._headers)
-        self._streaming = True
-        events = responses_events(generation, request, ident, self.engine.name, created)
-        try:
-            for event, data in events:
-                self.write_sse(data, event)
-        finally:
-            events.close()
-        self.end_stream()
+        self._send_events(responses_events(generation, request, ident, self.engine.name, created))
 
     def _render_responses(self) -> None:
         request = parse_responses(self.read_json())
