@@ -56,7 +56,9 @@ def base(model: Any) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def client(base: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
+    return openai.OpenAI(
+        base_url=base + "/v1", api_key="unused", max_retries=0, _strict_response_validation=True
+    )
 
 
 def _matches(arguments: str, schema: dict[str, Any]) -> bool:
@@ -180,6 +182,7 @@ def test_agents_sdk_default_model_retries_after_a_transient_failure(base: str) -
         base_url=base + "/v1",
         api_key="unused",
         max_retries=0,
+        _strict_response_validation=True,
         http_client=httpx.AsyncClient(event_hooks={"request": [sent], "response": [received]}),
     )
     agent = Agent(

@@ -90,7 +90,9 @@ def base(engine: ChatEngine) -> Iterator[str]:
 
 
 def test_server_with_the_model_streaming_equals_non_streaming(base: str) -> None:
-    client = openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
+    client = openai.OpenAI(
+        base_url=base + "/v1", api_key="unused", max_retries=0, _strict_response_validation=True
+    )
     raw = client.chat.completions.with_raw_response.create(
         model=NAME, messages=QUESTION, max_tokens=16
     )
@@ -103,15 +105,21 @@ def test_server_with_the_model_streaming_equals_non_streaming(base: str) -> None
         model=NAME, messages=QUESTION, max_tokens=16, stream=True
     )
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == text
-    claude = anthropic.Anthropic(base_url=base, api_key="unused", max_retries=0)
+    claude = anthropic.Anthropic(
+        base_url=base, api_key="unused", max_retries=0, _strict_response_validation=True
+    )
     message = claude.messages.create(model=NAME, max_tokens=16, messages=QUESTION)  # type: ignore[arg-type]
     assert [getattr(b, "text", None) for b in message.content] == [text]
 
 
 def test_proxy_in_front_of_the_model(base: str) -> None:
     with running(make_proxy(base, port=0)) as url:
-        client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
-        direct = openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
+        client = openai.OpenAI(
+            base_url=url + "/v1", api_key="unused", max_retries=0, _strict_response_validation=True
+        )
+        direct = openai.OpenAI(
+            base_url=base + "/v1", api_key="unused", max_retries=0, _strict_response_validation=True
+        )
         expected = direct.chat.completions.create(model=NAME, messages=QUESTION, max_tokens=16)
         chunks = client.chat.completions.create(
             model=NAME, messages=QUESTION, max_tokens=16, stream=True

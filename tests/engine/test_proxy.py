@@ -38,7 +38,9 @@ def proxy(upstream: str) -> Iterator[str]:
 
 @pytest.fixture
 def client(proxy: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=proxy + "/v1", api_key="unused", max_retries=0)
+    return openai.OpenAI(
+        base_url=proxy + "/v1", api_key="unused", max_retries=0, _strict_response_validation=True
+    )
 
 
 def test_models_pass_through(client: openai.OpenAI) -> None:
@@ -90,7 +92,9 @@ def test_streaming_passes_through(client: openai.OpenAI) -> None:
 
 def test_server_option_of_the_proxy(upstream: str, fake: FakeModel) -> None:
     with running(make_proxy(upstream, form=Form.C2, port=0)) as url:
-        client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+        client = openai.OpenAI(
+            base_url=url + "/v1", api_key="unused", max_retries=0, _strict_response_validation=True
+        )
         raw = client.chat.completions.with_raw_response.create(model="fake-model", messages=FAILED)
         assert (
             raw.headers["x-tool-errors"]

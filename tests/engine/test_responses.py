@@ -71,7 +71,9 @@ def base(fake: FakeModel) -> Iterator[str]:
 
 @pytest.fixture
 def client(base: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
+    return openai.OpenAI(
+        base_url=base + "/v1", api_key="unused", max_retries=0, _strict_response_validation=True
+    )
 
 
 def _post(url: str, body: Any) -> tuple[int, dict[str, str], Any]:
@@ -289,7 +291,9 @@ def test_bad_requests_get_a_400(
 def test_tool_choice_none_reads_the_reply_as_text() -> None:
     fake = FakeModel(CALL_TEXT)
     with running(make_server(ChatEngine(fake), port=0)) as url:
-        client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+        client = openai.OpenAI(
+            base_url=url + "/v1", api_key="unused", max_retries=0, _strict_response_validation=True
+        )
         response = client.responses.create(
             model="fake-model", input="x", tools=RESPONSES_TOOLS, tool_choice="none"
         )
@@ -358,6 +362,7 @@ def _agent(url: str, seen: list[str | None]) -> tuple[Agent[Any], list[str]]:
         base_url=url + "/v1",
         api_key="unused",
         max_retries=0,
+        _strict_response_validation=True,
         http_client=httpx.AsyncClient(event_hooks={"response": [record]}),
     )
     model = OpenAIResponsesModel(model="fake-model", openai_client=client)
@@ -395,7 +400,9 @@ def test_agents_sdk_default_model_recovers_through_the_layer(where: str) -> None
 
 def test_proxy_layers_responses(fake: FakeModel, base: str) -> None:
     with running(make_proxy(base + "/v1", port=0)) as url:
-        client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+        client = openai.OpenAI(
+            base_url=url + "/v1", api_key="unused", max_retries=0, _strict_response_validation=True
+        )
         raw = client.responses.with_raw_response.create(
             model="fake-model",
             input=RESPONSES_FAILED,

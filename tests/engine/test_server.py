@@ -40,7 +40,9 @@ def base(fake: FakeModel) -> Iterator[str]:
 
 @pytest.fixture
 def client(base: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0)
+    return openai.OpenAI(
+        base_url=base + "/v1", api_key="unused", max_retries=0, _strict_response_validation=True
+    )
 
 
 def _post(
@@ -215,7 +217,9 @@ def test_render_endpoint_shows_the_prompt_and_the_report(base: str) -> None:
 
 @pytest.fixture
 def claude(base: str) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=base, api_key="unused", max_retries=0)
+    return anthropic.Anthropic(
+        base_url=base, api_key="unused", max_retries=0, _strict_response_validation=True
+    )
 
 
 def test_anthropic_messages_tool_use(claude: anthropic.Anthropic) -> None:
