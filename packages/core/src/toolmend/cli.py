@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from .detect import inspect
+from .detect import classify_result
 from .forms import rewrite
 from .rules import Rules, load_rules
 
@@ -41,7 +41,7 @@ def _classify_line(line: str, rules: Rules | None = None) -> dict[str, Any]:
     status = message.get("status")
     client = message.get("client")
     tool = message.get("tool", message.get("name"))
-    verdict = inspect(
+    verdict = classify_result(
         content,
         is_error=is_error if isinstance(is_error, bool) else None,
         status=status if isinstance(status, str) else None,

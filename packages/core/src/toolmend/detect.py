@@ -26,7 +26,7 @@ from .envelope import read_envelope
 from .model import Kind, Source
 from .rules import Rules, current_rules
 
-__all__ = ["AGENTS", "Verdict", "agent_of", "inspect", "is_error_text", "text_of"]
+__all__ = ["AGENTS", "Verdict", "agent_of", "classify_result", "is_error_text", "text_of"]
 
 log = logging.getLogger("toolmend")
 
@@ -37,7 +37,7 @@ _ONE_LINE = 500
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """The outcome of inspecting one tool result."""
+    """The outcome of classifying one tool result (see :func:`classify_result`)."""
 
     failed: bool
     kind: Kind | None = None
@@ -359,7 +359,7 @@ def _json_flag(text: str, stripped: str) -> Verdict | None:
     return None
 
 
-def inspect(
+def classify_result(
     content: Any,
     *,
     is_error: bool | None = None,

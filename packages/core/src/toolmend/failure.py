@@ -17,12 +17,12 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .attempts import AttemptRecord, Stop, outcome_unknown
 from .detect import Verdict
 from .effects import Effect
 from .exceptions import ExceptionInfo, ResultFailed, classify_exception, describe_exception
 from .guidance import GUIDANCE, VERIFY_FIRST, cap_error
 from .model import Detection, Form, Kind, Source
-from .retry import AttemptRecord, Stop, outcome_unknown
 
 __all__ = [
     "BUDGET_SPENT",

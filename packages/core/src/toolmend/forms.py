@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .codecs import CODECS, Edits, Entry, NotUnderstood, View
-from .detect import Verdict, inspect, text_of
+from .detect import Verdict, classify_result, text_of
 from .guidance import STEP_LIMIT, compose_note, guidance_for, join_notes, notes_left_out
 from .model import Detection, Form, Kind, Report, Source
 from .rules import Rules
@@ -61,7 +61,7 @@ def _detect(
             verdict = recorded.get(entry.call_id)
         call = calls.get(entry.call_id) if entry.call_id is not None else None
         if verdict is None:
-            verdict = inspect(
+            verdict = classify_result(
                 entry.content,
                 is_error=entry.is_error,
                 status=entry.status,

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from .detect import Verdict, inspect, text_of
+from .detect import Verdict, classify_result, text_of
 from .guidance import GUIDANCE, cap_error
 from .model import Kind
 
@@ -39,7 +39,7 @@ __all__ = [
     "LoopGuard",
     "Observation",
     "canonical",
-    "stub_superseded",
+    "stub_superseded_failures",
 ]
 
 logger = logging.getLogger("toolmend.loop")
@@ -106,8 +106,8 @@ class LoopGuard:
     failures, and a success resets the count, so a short outage never blocks for
     longer than it lasts.  ``forget_after`` (seconds) bounds the memory of a
     guard that outlives a run.  ``stub_superseded`` only records the choice for
-    adapters, which apply :func:`stub_superseded` to the messages (it changes the
-    prompt prefix, hence off by default).
+    adapters, which apply :func:`stub_superseded_failures` to the messages (it
+    changes the prompt prefix, hence off by default).
     """
 
     def __init__(
@@ -418,7 +418,7 @@ def _is_error(messages: Sequence[Any], index: int, block: Any, fmt: str) -> bool
     return True if status == "error" else None
 
 
-def stub_superseded(
+def stub_superseded_failures(
     messages: Sequence[Any],
     *,
     format: Format = "openai",
@@ -429,7 +429,7 @@ def stub_superseded(
     the rest are the same objects; anything unreadable is left as it is.
 
     Failures are those ``recorded`` (call id -> verdict) or detected by
-    :func:`toolmend.inspect`.  The last result of each tool is never stubbed.
+    :func:`toolmend.classify_result`.  The last result of each tool is never stubbed.
     """
     reader = _READERS.get(format)
     if reader is None or not isinstance(messages, Sequence) or isinstance(messages, str):
@@ -446,7 +446,7 @@ def stub_superseded(
             continue
         verdict = recorded.get(call_id) if recorded and isinstance(call_id, str) else None
         if verdict is None:
-            verdict = inspect(content, is_error=_is_error(messages, index, block, format))
+            verdict = classify_result(content, is_error=_is_error(messages, index, block, format))
         if not verdict.failed:
             succeeded_later.add(name)
         elif name in succeeded_later:

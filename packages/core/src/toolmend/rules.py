@@ -4,7 +4,7 @@ Internal APIs speak their own dialects: a billing service that answers
 ``{"reason": "QUOTA"}`` when a per-minute quota is spent means "try again"; a
 phrase of an in-house tool means "fix the argument".  A :class:`Rule` names a
 phrase, a code or a JSON field value and the kind it means, optionally only for
-one tool; a :class:`Rules` set is passed to ``inspect``/``rewrite`` or installed
+one tool; a :class:`Rules` set is passed to ``classify_result``/``rewrite`` or installed
 for every call with :func:`set_rules` (adapters then need no change).  A rule
 that matches decides whether the result failed and how: kind ``clean`` marks a
 text that only looks like a failure.  Rules files are JSON:
@@ -144,7 +144,10 @@ _current = Rules()
 
 
 def set_rules(rules: Rules | Iterable[Rule | Mapping[str, Any]] | None) -> Rules:
-    """Install rules for every ``inspect`` and ``rewrite`` that names none; returns the old set."""
+    """Install rules for every ``classify_result`` and ``rewrite`` that names none.
+
+    Returns the old set.
+    """
     global _current
     old = _current
     _current = rules if isinstance(rules, Rules) else Rules(rules or ())

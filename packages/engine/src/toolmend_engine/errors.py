@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolmend import Report
+from toolmend.integrations import Report
 
 __all__ = ["ANTHROPIC_KINDS", "BadRequest", "anthropic_error_body", "error_body"]
 

@@ -25,7 +25,8 @@ import re
 from typing import Any
 
 import toolmend
-from toolmend import Form, Report, Rewrite
+from toolmend import Form
+from toolmend.integrations import Report, Rewrite
 
 __all__ = [
     "FORM_CHOICES",

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from toolmend import Kind
-from toolmend.malformed import check_call
+from toolmend.integrations import check_call
 
 __all__ = [
     "KINDS",

@@ -17,7 +17,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from toolmend import Form, Report
+from toolmend import Form
+from toolmend.integrations import Report
 
 from .constraints import ConstraintError, Decoding, grammar_for
 from .errors import BadRequest

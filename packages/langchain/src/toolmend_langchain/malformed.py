@@ -38,8 +38,8 @@ from langchain_core.messages.tool import tool_call
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
-from toolmend import Form, validation_details
-from toolmend.malformed import check_call
+from toolmend import Form
+from toolmend.integrations import check_call, validation_details
 
 from .records import failure_message, record_of, with_record
 

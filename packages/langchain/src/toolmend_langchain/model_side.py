@@ -17,7 +17,8 @@ from langchain.agents.middleware.types import ModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
 
 import toolmend
-from toolmend import Form, Report, Verdict
+from toolmend import Form, Verdict
+from toolmend.integrations import Report, stub_superseded_failures
 
 from .convert import from_openai, to_openai
 from .records import record_of, verdict_from_record, with_record
@@ -95,7 +96,7 @@ def rewrite_messages(
     try:
         if stub_superseded:
             recorded_all = recorded_verdicts(originals, form=form, whole=True)
-            originals = list(toolmend.stub_superseded(originals, recorded=recorded_all))
+            originals = list(stub_superseded_failures(originals, recorded=recorded_all))
         converted = to_openai(originals)
         result = toolmend.rewrite(
             converted,

@@ -13,8 +13,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from toolmend import Form, Source, ToolFailure, Verdict
-from toolmend.runs import verdict_from_record as _core_verdict_from_record
+from toolmend import Form, ToolFailure, Verdict
+from toolmend.integrations import Source
+from toolmend.integrations import verdict_from_record as _core_verdict_from_record
 
 __all__ = [
     "KEY",

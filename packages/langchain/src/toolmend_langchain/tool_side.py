@@ -27,20 +27,17 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 import toolmend
-from toolmend import (
+from toolmend import Effect, Form, LoopGuard, RetryPolicy, ToolFailure, Verdict
+from toolmend.contracts import Contracts
+from toolmend.integrations import (
     CallContext,
-    Effect,
-    Form,
-    LoopGuard,
     Observation,
     ResultFailed,
-    RetryPolicy,
-    ToolFailure,
-    Verdict,
+    aexecute,
+    describe_exception,
+    execute,
+    text_of,
 )
-from toolmend.contracts import Contracts
-from toolmend.detect import text_of
-from toolmend.exceptions import describe_exception
 
 from .contracts import ContractCheck
 from .malformed import schema_errors
@@ -106,7 +103,9 @@ def _observations(messages: Sequence[Any], client: str | None) -> Iterator[Obser
             record = record_of(message)
             verdict = verdict_from_record(record) if record is not None else None
             if verdict is None:
-                verdict = toolmend.inspect(message.content, status=message.status, client=client)
+                verdict = toolmend.classify_result(
+                    message.content, status=message.status, client=client
+                )
             cause = record.get("cause") if record is not None else None
             error = cause if isinstance(cause, str) else text_of(message.content)
             yield Observation(name, arguments, verdict, error)
@@ -267,7 +266,7 @@ class ToolSide:
             return self._raise_if_failed(result, retried)
 
         try:
-            outcome = toolmend.execute(attempt, **self._options(call))
+            outcome = execute(attempt, **self._options(call))
         except _PassThrough as passed:
             raise passed.original from None
         return self._finish(call, outcome, retried)
@@ -295,7 +294,7 @@ class ToolSide:
             return self._raise_if_failed(result, retried)
 
         try:
-            outcome = await toolmend.aexecute(attempt, **self._options(call))
+            outcome = await aexecute(attempt, **self._options(call))
         except _PassThrough as passed:
             raise passed.original from None
         return self._finish(call, outcome, retried)
@@ -310,7 +309,7 @@ class ToolSide:
         """
         if not isinstance(result, ToolMessage) or record_of(result) is not None:
             return result
-        verdict = toolmend.inspect(result.content, status=result.status, client=self.client)
+        verdict = toolmend.classify_result(result.content, status=result.status, client=self.client)
         if not verdict.failed:
             return result
         text = text_of(result.content) or ""

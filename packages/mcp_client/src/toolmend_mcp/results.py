@@ -16,7 +16,7 @@ from typing import Any
 from mcp.types import CallToolResult, EmbeddedResource, ResourceLink, TextContent
 
 from toolmend import Verdict
-from toolmend.runs import verdict_from_record
+from toolmend.integrations import verdict_from_record
 
 from . import _compat
 from ._compat import MCPError, error_code, error_message, structured_content

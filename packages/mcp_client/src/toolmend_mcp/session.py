@@ -22,22 +22,17 @@ from mcp import ClientSession
 from mcp.types import CallToolResult, Tool, ToolListChangedNotification
 from pydantic import ValidationError
 
-from toolmend import (
-    CallContext,
-    Effect,
-    Form,
-    LoopGuard,
-    RetryPolicy,
-    Source,
-    ToolFailure,
-    aexecute,
-    compose_note,
-    inspect,
-)
+from toolmend import Effect, Form, LoopGuard, RetryPolicy, ToolFailure, classify_result
 from toolmend.contracts import Code, Contracts, Violation, receipt, review
-from toolmend.contracts.values import cap
-from toolmend.malformed import check_call
-from toolmend.retry import AttemptRecord
+from toolmend.integrations import (
+    AttemptRecord,
+    CallContext,
+    Source,
+    aexecute,
+    cap_value,
+    check_call,
+    compose_note,
+)
 
 from . import _compat
 from ._compat import Client, MCPError, is_error, next_cursor, output_schema, structured_content
@@ -257,7 +252,7 @@ class RecoveringSession:
                     )
                 except ValidationError:
                     raise MalformedResult() from None
-            verdict = inspect(result_text(result), is_error=is_error(result))
+            verdict = classify_result(result_text(result), is_error=is_error(result))
             if verdict.failed:
                 raise FailedResult(name, result, verdict)
             return _Success(result, rejection.message)
@@ -357,7 +352,9 @@ class RecoveringSession:
         if success.rejected is not None and not violations:
             expected = "a value valid against the outputSchema in tools/list"
             violations = (
-                Violation(Code.SCHEMA_VIOLATION, "$", expected, cap(value), success.rejected, name),
+                Violation(
+                    Code.SCHEMA_VIOLATION, "$", expected, cap_value(value), success.rejected, name
+                ),
             )
             substitutes = self._declared.substitutes if self._declared is not None else None
             made = receipt(

@@ -18,9 +18,8 @@ from typing import Any
 from agents import ModelBehaviorError, RunContextWrapper, ToolErrorFormatterArgs
 from agents.tool_context import ToolContext
 
-from toolmend import Effect, Form, ToolFailed, ToolFailure, Verdict, cap_error
-from toolmend.exceptions import describe_exception
-from toolmend.malformed import argument_errors, check_call
+from toolmend import Effect, Form, ToolFailed, ToolFailure, Verdict
+from toolmend.integrations import argument_errors, cap_error, check_call, describe_exception
 
 from . import pending, report
 from .malformed import tool_schema, unknown_tool_text

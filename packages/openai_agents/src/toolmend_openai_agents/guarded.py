@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from toolmend import CallContext, Effect, RetryPolicy, ToolFailure, aexecute, execute
-from toolmend.retry import AttemptRecord
+from toolmend import Effect, RetryPolicy, ToolFailure
+from toolmend.integrations import AttemptRecord, CallContext, aexecute, execute
 
 from . import report
 from .runs import RUNS

@@ -18,7 +18,7 @@ from typing import Any
 from agents import FunctionTool, RunContextWrapper, ToolErrorFormatterArgs
 
 from toolmend import Form
-from toolmend.malformed import unknown_tool
+from toolmend.integrations import unknown_tool
 
 from . import report
 from .runs import RUNS

@@ -18,8 +18,7 @@ from typing import Any
 from agents.mcp import MCPToolCustomDataContext
 from agents.tool_context import ToolContext
 
-from toolmend import Effect, Form, ToolFailure
-from toolmend import inspect as inspect_result
+from toolmend import Effect, Form, ToolFailure, classify_result
 
 from . import pending, report
 from .failure import FailureFunction
@@ -46,7 +45,7 @@ def _record(context: MCPToolCustomDataContext) -> None:
         # Decided by a RecoveringServer's call_tool: its attempts and next step.
         failure, verdict = found
     else:
-        verdict = inspect_result(text, is_error=True)
+        verdict = classify_result(text, is_error=True)
         arguments = dict(context.arguments)
         made = ToolFailure.from_verdict(
             verdict, tool=context.tool_display_name, arguments=arguments, text=text

@@ -30,19 +30,16 @@ from mcp.types import CallToolResult, GetPromptResult, ListPromptsResult, TextCo
 from mcp.types import Tool as MCPTool
 
 from toolmend import (
-    CallContext,
     Effect,
     Form,
-    ResultFailed,
     RetryPolicy,
     ToolFailed,
     ToolFailure,
     Verdict,
-    effect_from_mcp,
-    inspect,
+    classify_result,
 )
 from toolmend.contracts import Contracts
-from toolmend.detect import text_of
+from toolmend.integrations import CallContext, ResultFailed, effect_from_mcp, text_of
 
 from . import pending
 from .contracts import receipt_for
@@ -219,7 +216,7 @@ class RecoveringServer(MCPServer):
                 result = await self.wrapped.call_tool(tool_name, arguments, meta=meta)
             if result.is_error is True:
                 text = _text(result)
-                verdict = inspect(text, is_error=True)
+                verdict = classify_result(text, is_error=True)
                 if verdict.failed:
                     failed = _Failed(result, verdict)
                     raise ResultFailed(text, verdict.kind, verdict.reason, failed)

@@ -16,9 +16,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from toolmend import Report, ToolFailure
+from toolmend import ToolFailure
 from toolmend.contracts import Review
-from toolmend.retry import AttemptRecord
+from toolmend.integrations import AttemptRecord, Report
 
 __all__ = [
     "Captured",

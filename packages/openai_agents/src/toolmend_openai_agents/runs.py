@@ -28,8 +28,8 @@ from collections.abc import Hashable
 from contextvars import ContextVar
 from typing import Any
 
-from toolmend import RunRegistry, RunState, Verdict
-from toolmend.detect import text_of
+from toolmend import Verdict
+from toolmend.integrations import RunRegistry, RunState, text_of
 
 __all__ = ["RUNS", "Runs", "output_text", "record_key"]
 

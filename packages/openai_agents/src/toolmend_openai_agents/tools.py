@@ -37,16 +37,9 @@ from agents.tool_guardrails import ToolInputGuardrail, ToolOutputGuardrail
 from agents.util._types import MaybeAwaitable
 from pydantic import BaseModel, ValidationError
 
-from toolmend import (
-    CallContext,
-    Effect,
-    RetryPolicy,
-    ToolFailed,
-    ToolFailure,
-    validation_details,
-)
+from toolmend import Effect, RetryPolicy, ToolFailed, ToolFailure
 from toolmend.contracts import Contracts
-from toolmend.malformed import parse_arguments
+from toolmend.integrations import CallContext, parse_arguments, validation_details
 
 from .contracts import apply_contracts
 from .failure import UNSET, Validator, model_arguments, own_failure_function

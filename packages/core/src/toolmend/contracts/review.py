@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..detect import inspect
+from ..detect import classify_result
 from .check import check
 from .model import Contracts, Violation
 from .receipt import Receipt, receipt
@@ -54,7 +54,7 @@ def review(
     the names the agent can call now, which bound the recovery tools listed.
     A failed result is handled as a failure, never receipted as well:
     ``failed`` is what the caller already knows about it (``None``: ask
-    :func:`toolmend.inspect`), and a failure comes back unchanged and unchecked.
+    :func:`toolmend.classify_result`), and a failure comes back unchanged and unchecked.
     """
     if failed is None:
         failed = contracts is not None and tool in contracts.tools and _flagged(result)
@@ -86,7 +86,7 @@ def review(
 
 def _flagged(result: Any) -> bool:
     try:
-        return inspect(result if isinstance(result, str) else json_text(result)).failed
+        return classify_result(result if isinstance(result, str) else json_text(result)).failed
     except Exception:
         return False
 

@@ -1,6 +1,6 @@
 """Make a plain tool function fail soft: validated, retried when safe, never raising.
 
-``@guard`` keeps a sync function sync and an async one async.  The wrapped
+``@fail_soft`` keeps a sync function sync and an async one async.  The wrapped
 function returns the original value on success and a :class:`ToolFailure`
 otherwise; only cancellation and framework control flow propagate.
 """
@@ -22,7 +22,7 @@ from .failure import INVALID_ARGUMENTS, ToolFailure, validation_details
 from .loop import LoopGuard
 from .retry import CallContext, RetryPolicy
 
-__all__ = ["INVALID_ARGUMENTS", "guard"]
+__all__ = ["INVALID_ARGUMENTS", "fail_soft"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -157,7 +157,7 @@ class _Decorator(Protocol):
 
 
 @overload
-def guard(
+def fail_soft(
     fn: Callable[P, Awaitable[T]],
     *,
     effect: Effect | str = ...,
@@ -169,7 +169,7 @@ def guard(
     name: str | None = ...,
 ) -> Callable[P, Awaitable[T | ToolFailure]]: ...
 @overload
-def guard(
+def fail_soft(
     fn: Callable[P, T],
     *,
     effect: Effect | str = ...,
@@ -181,7 +181,7 @@ def guard(
     name: str | None = ...,
 ) -> Callable[P, T | ToolFailure]: ...
 @overload
-def guard(
+def fail_soft(
     fn: None = None,
     *,
     effect: Effect | str = ...,
@@ -192,7 +192,7 @@ def guard(
     passthrough: tuple[type[BaseException], ...] = ...,
     name: str | None = ...,
 ) -> _Decorator: ...
-def guard(
+def fail_soft(
     fn: Callable[..., Any] | None = None,
     *,
     effect: Effect | str = Effect.UNKNOWN,
@@ -209,11 +209,11 @@ def guard(
     disables automatic retries.  ``idempotency_key`` names the function's
     parameter that receives the per-call key (the same on every attempt); the
     tool is then taken to honour it, and the parameter is hidden from the
-    public signature.  Use bare (``@guard``) or with arguments.
+    public signature.  Use bare (``@fail_soft``) or with arguments.
     """
     if fn is None:
         return functools.partial(
-            guard,
+            fail_soft,
             effect=effect,
             retry=retry,
             loop=loop,

@@ -1,0 +1,76 @@
+"""The adapter and integrator API: what a framework adapter needs beyond the user API.
+
+``toolmend``'s top level is what an application calls (classify a result,
+rewrite a conversation, wrap a tool, set a retry policy).  An adapter that
+translates between a framework and the core needs more: the call runner
+(:func:`execute`, :func:`aexecute`) and its context, the records a run keeps,
+the checks of a malformed call, and the texts the model reads.  They are
+exported here, with their own ``__all__``, so that adapters import only names
+the core commits to; every other module of the package is implementation.
+"""
+
+from __future__ import annotations
+
+from .attempts import AttemptRecord, Stop
+from .classify import Classification, classify_text
+from .contracts.values import cap as cap_value
+from .detect import text_of
+from .effects import effect_from_mcp, effect_of
+from .exceptions import ExceptionInfo, ResultFailed, describe_exception
+from .execute import aexecute, execute
+from .failure import validation_details
+from .forms import Rewrite
+from .guidance import (
+    GUIDANCE,
+    VERIFY_FIRST,
+    Note,
+    cap_error,
+    compose_note,
+    format_arguments,
+    runtime_note,
+)
+from .loop import Observation, stub_superseded_failures
+from .malformed import argument_errors, check_call, parse_arguments, unknown_tool
+from .model import Detection, Report, Source
+from .retry import CallContext, RetryBudget
+from .runs import RunRegistry, RunState, verdict_from_record, verdict_record
+
+__all__ = [
+    "GUIDANCE",
+    "VERIFY_FIRST",
+    "AttemptRecord",
+    "CallContext",
+    "Classification",
+    "Detection",
+    "ExceptionInfo",
+    "Note",
+    "Observation",
+    "Report",
+    "ResultFailed",
+    "RetryBudget",
+    "Rewrite",
+    "RunRegistry",
+    "RunState",
+    "Source",
+    "Stop",
+    "aexecute",
+    "argument_errors",
+    "cap_error",
+    "cap_value",
+    "check_call",
+    "classify_text",
+    "compose_note",
+    "describe_exception",
+    "effect_from_mcp",
+    "effect_of",
+    "execute",
+    "format_arguments",
+    "parse_arguments",
+    "runtime_note",
+    "stub_superseded_failures",
+    "text_of",
+    "unknown_tool",
+    "validation_details",
+    "verdict_from_record",
+    "verdict_record",
+]
