@@ -48,7 +48,7 @@ def classification(repeat: int) -> list[tuple[str, int, float]]:
         case = json.loads(line)
         content = case["content"]
         flags = {k: case[k] for k in ("is_error", "status", "client") if k in case}
-        cost = per_call_ns(functools.partial(toolmend.inspect, content, **flags), repeat)
+        cost = per_call_ns(functools.partial(toolmend.classify_result, content, **flags), repeat)
         group = "failed" if case["expect"]["failed"] else "clean"
         rows.append((group, len(text_of(content) or ""), cost))
     return rows
@@ -88,7 +88,7 @@ def main() -> None:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{os.cpu_count()} CPUs, load average {load}")
     print(
-        f"toolmend.inspect per tool message ({len(rows)} corpus cases, "
+        f"toolmend.classify_result per tool message ({len(rows)} corpus cases, "
         f"best of 15 x {args.repeat} calls each)"
     )
     print(f"{'set':<24}{'cases':>7}{'median us':>12}{'p90 us':>10}{'max us':>10}")

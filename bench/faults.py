@@ -38,7 +38,8 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
 import toolmend
-from toolmend import CallContext, ToolFailure
+from toolmend import ToolFailure
+from toolmend.integrations import CallContext
 from toolmend.retry import now, reset_budgets
 
 URL = "https://api.example.test/v1/resource"
@@ -218,7 +219,7 @@ def run_toolmend(
         for _ in range(calls):
             script.begin()
             attempts = script.attempts
-            result = toolmend.execute(
+            result = toolmend.integrations.execute(
                 thunk, tool=name, effect=effect, honours_key=honours_key, loop=loop
             )
             if isinstance(result, ToolFailure):
@@ -380,14 +381,14 @@ async def _toolmend_wall(attempt_seconds: float, deadline: float) -> float:
 
     policy = toolmend.RetryPolicy(attempts=3, base=0.0, cap=0.0, deadline=deadline)
     start = time.monotonic()
-    await toolmend.aexecute(body, tool="slow", effect="read_only", policy=policy)
+    await toolmend.integrations.aexecute(body, tool="slow", effect="read_only", policy=policy)
     return time.monotonic() - start
 
 
 async def _tokens_after_cancelling(n: int) -> float:
     import asyncio
 
-    budget = toolmend.RetryBudget(capacity=10)
+    budget = toolmend.integrations.RetryBudget(capacity=10)
     policy = toolmend.RetryPolicy(base=0.001, cap=0.001, budget=budget)
     hang = asyncio.Event()
 
@@ -398,7 +399,9 @@ async def _tokens_after_cancelling(n: int) -> float:
         return "ok"
 
     tasks = [
-        asyncio.ensure_future(toolmend.aexecute(body, tool="t", effect="read_only", policy=policy))
+        asyncio.ensure_future(
+            toolmend.integrations.aexecute(body, tool="t", effect="read_only", policy=policy)
+        )
         for _ in range(n)
     ]
     await asyncio.sleep(0.2)

@@ -316,7 +316,7 @@ def _ok(result: Any) -> bool:
     """A success: not flagged, and not an error the server returned as content (sqlite)."""
     if bool(getattr(result, "is_error", False)):
         return False
-    return not toolmend.inspect(result_text(result)).failed
+    return not toolmend.classify_result(result_text(result)).failed
 
 
 async def _run(name: str, params: StdioServerParameters, calls: list[Call]) -> Tally:
@@ -332,7 +332,7 @@ async def _run(name: str, params: StdioServerParameters, calls: list[Call]) -> T
             tally.failed += 1
             kind = str(meta.get("kind"))
             tally.kinds[kind] = tally.kinds.get(kind, 0) + 1
-            tally.verify_first += meta.get("guidance") == toolmend.VERIFY_FIRST
+            tally.verify_first += meta.get("guidance") == toolmend.integrations.VERIFY_FIRST
             if meta.get("attempts") == 0:  # not sent: loop guard or malformed call
                 tally.refused += 1
                 try:

@@ -6,7 +6,7 @@ For each labelled failure the outcome is *correct* (the kind equals the label;
 for an ``ambiguous`` label, no guidance), *wrong* (guidance of another kind) or
 *silent* (no guidance where the label asks for some).  Clean rows count as false
 positives when toolmend judges them failed with guidance (``fp``) or failed at
-all (``flagged``).  The cost is the median time of ``toolmend.inspect`` per
+all (``flagged``).  The cost is the median time of ``toolmend.classify_result`` per
 result under 1 KB, over every row of the corpus.
 """
 
@@ -32,7 +32,7 @@ GUIDED = {"transient", "fixable", "unrecoverable"}
 
 def judge(row: dict[str, Any]) -> tuple[str, toolmend.Verdict]:
     flag = row.get("is_error")
-    verdict = toolmend.inspect(
+    verdict = toolmend.classify_result(
         row["content"], is_error=flag if flag is True else None, tool=row.get("tool")
     )
     predicted = verdict.kind.value if verdict.failed and verdict.kind else None
@@ -57,7 +57,7 @@ def cost(rows: list[dict[str, Any]]) -> float:
         for _ in range(5):
             start = time.perf_counter_ns()
             for _ in range(20):
-                toolmend.inspect(row["content"], is_error=flag, tool=row.get("tool"))
+                toolmend.classify_result(row["content"], is_error=flag, tool=row.get("tool"))
             best = min(best, (time.perf_counter_ns() - start) / 20)
         times.append(best / 1000)
     return statistics.median(times)
@@ -103,7 +103,7 @@ def main() -> None:
     rows = list(corpus.rows()) if args.split == "all" else corpus.split_rows(args.split)
     print(f"Real-world corpus, split {args.split}: {len(rows)} rows")
     table(rows, args.rows)
-    print(f"\nmedian inspect() per result under 1 KB: {cost(list(corpus.rows())):.2f} µs")
+    print(f"\nmedian classify_result() per result under 1 KB: {cost(list(corpus.rows())):.2f} µs")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ CASES: list[dict[str, Any]] = [
 
 
 def _verdict(case: dict[str, Any]) -> dict[str, Any]:
-    verdict = toolmend.inspect(
+    verdict = toolmend.classify_result(
         case["content"],
         is_error=case.get("is_error"),
         status=case.get("status"),

@@ -9,14 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolmend import Classification, Kind, Source, Verdict, classify_text, inspect
+from toolmend import Kind, Verdict, classify_result
 from toolmend.detect import agent_of, is_error_text, text_of
+from toolmend.integrations import Classification, Source, classify_text
 
 T, F, U, A = Kind.TRANSIENT, Kind.FIXABLE, Kind.UNRECOVERABLE, Kind.AMBIGUOUS
 
 
 def verdict(content: Any, **flags: Any) -> tuple[bool, Kind | None, str | None]:
-    found = inspect(content, **flags)
+    found = classify_result(content, **flags)
     return found.failed, found.kind, found.rule
 
 
@@ -74,9 +75,9 @@ def test_status_error_flag() -> None:
 
 
 def test_flag_without_readable_text_is_ambiguous() -> None:
-    found = inspect([{"type": "image"}], is_error=True)
+    found = classify_result([{"type": "image"}], is_error=True)
     assert found == Verdict(True, A, "is_error", Source.FLAG)
-    assert inspect(object(), status="error") == Verdict(True, A, "status", Source.FLAG)
+    assert classify_result(object(), status="error") == Verdict(True, A, "status", Source.FLAG)
 
 
 def test_false_flags_do_not_hide_generic_rules() -> None:
@@ -187,7 +188,7 @@ def test_agent_rules_use_common_words_only() -> None:
 )  # fmt: skip
 def test_generic_start_texts(text: str) -> None:
     assert is_error_text(text)
-    found = inspect("  \n" + text)
+    found = classify_result("  \n" + text)
     assert (found.failed, found.rule, found.source) == (True, "generic", Source.GENERIC)
 
 
@@ -205,7 +206,7 @@ def test_generic_start_texts(text: str) -> None:
 )  # fmt: skip
 def test_not_generic_start_texts(text: str) -> None:
     assert not is_error_text(text)
-    assert inspect(text) == Verdict(False)
+    assert classify_result(text) == Verdict(False)
 
 
 # -- classification ------------------------------------------------------------------------
@@ -305,9 +306,9 @@ def test_echoed_call_text_does_not_decide() -> None:
 
 def test_classification_shares_frozen_instances() -> None:
     assert classify_text("Forbidden") is classify_text("Forbidden!")
-    assert inspect("Error: Forbidden") is inspect("Error: Forbidden?")
+    assert classify_result("Error: Forbidden") is classify_result("Error: Forbidden?")
     with pytest.raises(dataclasses.FrozenInstanceError):
-        inspect("Error: Forbidden").kind = T  # type: ignore[misc]
+        classify_result("Error: Forbidden").kind = T  # type: ignore[misc]
 
 
 # -- robustness ------------------------------------------------------------------------------
@@ -332,7 +333,7 @@ _starts = st.sampled_from(
     client=st.none() | st.sampled_from([QWEN, CODEX, KILO, OPENCODE, "other/1", ""]),
 )
 def test_inspect_never_raises(content: Any, is_error: Any, status: Any, client: Any) -> None:
-    found = inspect(content, is_error=is_error, status=status, client=client)
+    found = classify_result(content, is_error=is_error, status=status, client=client)
     assert isinstance(found, Verdict)
     assert found.failed == (found.kind is not None) == (found.rule is not None)
 
@@ -343,9 +344,9 @@ class _Exploding(list[Any]):
 
 
 def test_inspect_survives_hostile_input(caplog: pytest.LogCaptureFixture) -> None:
-    assert inspect('{"isError": true, "content": ' + "[" * 100_000) == Verdict(False)
-    assert inspect('{"query":' + "[" * 100_000) == Verdict(False)
-    assert inspect("Error: x", client=42) == Verdict(False)  # type: ignore[arg-type]
-    assert inspect(_Exploding()) == Verdict(False)
-    assert inspect(_Exploding(), status="error") == Verdict(True, A, "status", Source.FLAG)
+    assert classify_result('{"isError": true, "content": ' + "[" * 100_000) == Verdict(False)
+    assert classify_result('{"query":' + "[" * 100_000) == Verdict(False)
+    assert classify_result("Error: x", client=42) == Verdict(False)  # type: ignore[arg-type]
+    assert classify_result(_Exploding()) == Verdict(False)
+    assert classify_result(_Exploding(), status="error") == Verdict(True, A, "status", Source.FLAG)
     assert [r.name for r in caplog.records] == ["toolmend"] * 3

@@ -23,7 +23,7 @@ import requests
 from core_support import Loopback, Reply
 from mcp.shared.exceptions import MCPError
 
-from toolmend import ExceptionInfo, Kind, classify_exception, classify_text
+from toolmend import Kind, classify_exception
 from toolmend.exceptions import (
     describe_exception,
     mcp_code,
@@ -31,6 +31,7 @@ from toolmend.exceptions import (
     parse_retry_after,
     retry_after_in_text,
 )
+from toolmend.integrations import ExceptionInfo, classify_text
 
 T, F, U, A = Kind.TRANSIENT, Kind.FIXABLE, Kind.UNRECOVERABLE, Kind.AMBIGUOUS
 

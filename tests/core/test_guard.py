@@ -1,4 +1,4 @@
-"""@guard on plain sync and async tool functions."""
+"""@fail_soft on plain sync and async tool functions."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 from core_support import Loopback, Reply
 from pydantic import BaseModel, ValidationError
 
-from toolmend import LoopGuard, RetryPolicy, ToolFailure, guard, testing, validation_details
+from toolmend import LoopGuard, RetryPolicy, ToolFailure, fail_soft, testing
+from toolmend.integrations import validation_details
 from toolmend.model import Kind
 
 FIXABLE = (
@@ -26,7 +27,7 @@ VERIFY_FIRST = (
 def test_success_returns_the_value_unchanged() -> None:
     payload = {"rows": [1, 2]}
 
-    @guard(effect="read_only")
+    @fail_soft(effect="read_only")
     def search(query: str) -> dict[str, Any]:
         return payload
 
@@ -34,7 +35,7 @@ def test_success_returns_the_value_unchanged() -> None:
 
 
 def test_bare_decorator_keeps_name_and_signature() -> None:
-    @guard
+    @fail_soft
     def lookup(city: str, limit: int = 3) -> str:
         """Find a city."""
         return city
@@ -48,7 +49,7 @@ def test_bare_decorator_keeps_name_and_signature() -> None:
 def test_invalid_argument_names_the_field() -> None:
     calls = 0
 
-    @guard(effect="read_only")
+    @fail_soft(effect="read_only")
     def forecast(city: str, days: int) -> str:
         nonlocal calls
         calls += 1
@@ -91,7 +92,7 @@ def test_the_invalid_arguments_failure_and_the_details_are_public() -> None:
 
 
 def test_missing_and_unexpected_arguments() -> None:
-    @guard
+    @fail_soft
     def forecast(city: str) -> str:
         return city
 
@@ -113,7 +114,7 @@ class Item(BaseModel):
 
 
 def test_nested_model_error_names_the_path() -> None:
-    @guard
+    @fail_soft
     def order(items: list[Item]) -> int:
         return len(items)
 
@@ -129,7 +130,7 @@ def test_an_unresolvable_annotation_does_not_disable_the_others() -> None:
     class Local:
         pass
 
-    @guard
+    @fail_soft
     def tool(thing: Local, count: int) -> int:
         return count
 
@@ -138,7 +139,7 @@ def test_an_unresolvable_annotation_does_not_disable_the_others() -> None:
 
 
 def test_values_are_coerced_like_pydantic() -> None:
-    @guard
+    @fail_soft
     def double(n: int) -> int:
         return n * 2
 
@@ -146,7 +147,7 @@ def test_values_are_coerced_like_pydantic() -> None:
 
 
 def test_unannotated_and_variadic_parameters_pass_unchanged() -> None:
-    @guard
+    @fail_soft
     def echo(a, *rest, **options):  # type: ignore[no-untyped-def]
         return a, rest, options
 
@@ -154,7 +155,7 @@ def test_unannotated_and_variadic_parameters_pass_unchanged() -> None:
 
 
 def test_sync_failure_is_a_value_with_user_frames() -> None:
-    @guard(effect="read_only")
+    @fail_soft(effect="read_only")
     def read(path: str) -> str:
         with open(path) as handle:  # OPEN
             return handle.read()
@@ -173,7 +174,7 @@ def test_sync_failure_is_a_value_with_user_frames() -> None:
 async def test_async_stays_async_and_recovers(loopback: Loopback) -> None:
     url = loopback.script("/q", Reply(502), Reply(200, body=b'{"temp": 4}'))
 
-    @guard(effect="read_only")
+    @fail_soft(effect="read_only")
     async def weather(city: str) -> Any:
         async with httpx.AsyncClient() as client:
             response = await client.get(url, params={"city": city})
@@ -187,7 +188,7 @@ async def test_async_stays_async_and_recovers(loopback: Loopback) -> None:
 
 
 async def test_async_validation_error() -> None:
-    @guard
+    @fail_soft
     async def weather(city: str) -> str:
         return city
 
@@ -197,7 +198,7 @@ async def test_async_validation_error() -> None:
 
 
 async def test_async_cancellation_passes_through() -> None:
-    @guard(effect="read_only")
+    @fail_soft(effect="read_only")
     async def slow() -> None:
         raise asyncio.CancelledError()
 
@@ -206,7 +207,7 @@ async def test_async_cancellation_passes_through() -> None:
 
 
 def test_keyboard_interrupt_passes_through() -> None:
-    @guard
+    @fail_soft
     def tool() -> None:
         raise KeyboardInterrupt
 
@@ -218,7 +219,7 @@ def test_configured_passthrough() -> None:
     class Handoff(Exception):
         pass
 
-    @guard(passthrough=(Handoff,))
+    @fail_soft(passthrough=(Handoff,))
     def tool() -> None:
         raise Handoff
 
@@ -229,7 +230,7 @@ def test_configured_passthrough() -> None:
 def test_idempotency_key_parameter(loopback: Loopback) -> None:
     url = loopback.script("/pay", Reply(504), Reply(200, body=b'{"charged": 5}'))
 
-    @guard(effect="write", idempotency_key="key")
+    @fail_soft(effect="write", idempotency_key="key")
     def pay(amount: int, key: str) -> Any:
         response = httpx.post(url, json={"amount": amount}, headers={"Idempotency-Key": key})
         response.raise_for_status()
@@ -250,13 +251,13 @@ def test_key_parameter_must_exist() -> None:
         return amount
 
     with pytest.raises(TypeError, match="pay has no parameter 'key' for the idempotency key"):
-        guard(pay, idempotency_key="key")
+        fail_soft(pay, idempotency_key="key")
 
 
 def test_write_without_key_is_not_retried(loopback: Loopback) -> None:
     url = loopback.script("/pay", Reply(504), Reply(200))
 
-    @guard(effect="write")
+    @fail_soft(effect="write")
     def pay(amount: int) -> Any:
         response = httpx.post(url, json={"amount": amount})
         response.raise_for_status()
@@ -272,7 +273,7 @@ def test_write_without_key_is_not_retried(loopback: Loopback) -> None:
 def test_retry_none_disables_retries() -> None:
     calls = 0
 
-    @guard(effect="read_only", retry=None)
+    @fail_soft(effect="read_only", retry=None)
     def flaky() -> str:
         nonlocal calls
         calls += 1
@@ -284,7 +285,7 @@ def test_retry_none_disables_retries() -> None:
 
 
 def test_custom_name_and_policy() -> None:
-    @guard(name="db_query", effect="idempotent", retry=RetryPolicy(attempts=2))
+    @fail_soft(name="db_query", effect="idempotent", retry=RetryPolicy(attempts=2))
     def query() -> None:
         raise ConnectionResetError(104, "Connection reset by peer")
 
@@ -297,7 +298,7 @@ def test_custom_name_and_policy() -> None:
 def test_guard_with_loop_blocks_an_exact_repeat_of_invalid_arguments() -> None:
     loop = LoopGuard()
 
-    @guard(loop=loop)
+    @fail_soft(loop=loop)
     def forecast(days: int) -> int:
         return days
 
@@ -317,7 +318,7 @@ def test_method_tools() -> None:
     class Tools:
         factor = 3
 
-        @guard
+        @fail_soft
         def triple(self, n: int) -> int:
             return n * self.factor
 
@@ -328,11 +329,11 @@ def test_method_tools() -> None:
 
 
 def test_failure_from_a_verdict_of_a_result_text() -> None:
-    from toolmend import ToolFailure, inspect
+    from toolmend import ToolFailure, classify_result
 
     text = "Error executing tool stock: 503 Service Unavailable"
     failure = ToolFailure.from_verdict(
-        inspect(text, is_error=True), tool="stock", arguments={"sku": "A"}, text=text
+        classify_result(text, is_error=True), tool="stock", arguments={"sku": "A"}, text=text
     )
     assert failure is not None
     assert (failure.kind.value, failure.rule, failure.attempts, failure.cause) == (
@@ -344,4 +345,7 @@ def test_failure_from_a_verdict_of_a_result_text() -> None:
     assert failure.guidance == (
         "This is a temporary failure. Retrying the same call is expected to succeed."
     )
-    assert ToolFailure.from_verdict(inspect("fine"), tool="s", arguments={}, text="fine") is None
+    assert (
+        ToolFailure.from_verdict(classify_result("fine"), tool="s", arguments={}, text="fine")
+        is None
+    )

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from hostile import HOSTILE, LEAD, MEGABYTE_ARGUMENTS
-from toolmend import Form, compose_note, rewrite
+from toolmend import Form, rewrite
 from toolmend.guidance import ARGS_LIMIT, STEP_LIMIT
+from toolmend.integrations import compose_note
 
 HEADER = re.compile(r"note\s+from\s+the\s+tool\s+runtime", re.IGNORECASE)
 # Special-token strings of the families the quoting covers, as a template would parse them.

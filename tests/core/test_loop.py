@@ -8,17 +8,13 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from toolmend import (
+from toolmend import Kind, LoopGuard, ToolFailure, Verdict, testing
+from toolmend.integrations import (
     CallContext,
-    Kind,
-    LoopGuard,
     Observation,
     Source,
-    ToolFailure,
-    Verdict,
     execute,
-    stub_superseded,
-    testing,
+    stub_superseded_failures,
 )
 from toolmend.loop import canonical
 
@@ -249,7 +245,7 @@ def test_stub_superseded_openai() -> None:
         _openai_call("c3", "search", {"q": "x"}),
         {"role": "tool", "tool_call_id": "c3", "content": "Error: timed out"},
     ]
-    out = stub_superseded(messages, format="openai")
+    out = stub_superseded_failures(messages, format="openai")
     assert out[2] == {
         "role": "tool",
         "tool_call_id": "c1",
@@ -273,7 +269,7 @@ def test_stub_superseded_anthropic() -> None:
         use("t2"),
         {"role": "user", "content": [ok]},
     ]
-    out = stub_superseded(messages, format="anthropic")
+    out = stub_superseded_failures(messages, format="anthropic")
     assert out[1] == {
         "role": "user",
         "content": [
@@ -295,7 +291,7 @@ def test_stub_superseded_responses() -> None:
         {"type": "function_call", "call_id": "f2", "name": "fetch", "arguments": "{}"},
         {"type": "function_call_output", "call_id": "f2", "output": "page"},
     ]
-    out = stub_superseded(items, format="responses")
+    out = stub_superseded_failures(items, format="responses")
     assert out[1]["output"] == (
         "[Earlier failure of fetch, resolved by a later successful call: HTTP Error 503: down]"
     )
@@ -309,7 +305,7 @@ def test_stub_superseded_langchain_messages() -> None:
         AIMessage("", tool_calls=[{"id": "b", "name": "lookup", "args": {}}]),
         ToolMessage("found", tool_call_id="b"),
     ]
-    out = stub_superseded(messages, format="openai")
+    out = stub_superseded_failures(messages, format="openai")
     assert out[2].content == (
         "[Earlier failure of lookup, resolved by a later successful call: lookup broke]"
     )
@@ -325,18 +321,18 @@ def test_stub_uses_recorded_verdicts_and_keeps_unresolved_failures() -> None:
         _openai_call("c2", "lookup", {}),
         {"role": "tool", "tool_call_id": "c2", "content": "Error: still failing"},
     ]
-    assert stub_superseded(messages) == messages
+    assert stub_superseded_failures(messages) == messages
     later = [
         *messages[:2],
         _openai_call("c3", "lookup", {}),
         {"role": "tool", "tool_call_id": "c3", "content": "ok"},
     ]
-    out = stub_superseded(later, recorded={"c1": failure.verdict()})
+    out = stub_superseded_failures(later, recorded={"c1": failure.verdict()})
     assert out[1]["content"] == (
         "[Earlier failure of lookup, resolved by a later successful call: no such key]"
     )
 
 
 def test_stub_never_raises_on_junk() -> None:
-    assert stub_superseded([1, None, "x"], format="openai") == [1, None, "x"]
-    assert stub_superseded([{"role": "tool"}], format="bogus") == [{"role": "tool"}]  # type: ignore[arg-type]
+    assert stub_superseded_failures([1, None, "x"], format="openai") == [1, None, "x"]
+    assert stub_superseded_failures([{"role": "tool"}], format="bogus") == [{"role": "tool"}]  # type: ignore[arg-type]

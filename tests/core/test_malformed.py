@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from toolmend import GUIDANCE, Kind, inspect, validation_details
+from toolmend import Kind, classify_result
+from toolmend.integrations import GUIDANCE, validation_details
 from toolmend.malformed import check_call, parse_arguments, unknown_tool
 
 TOOLS: dict[str, dict[str, Any] | None] = {
@@ -182,7 +183,7 @@ def _cause(raw: str) -> str:
     ],
 )
 def test_the_classifier_reads_these_texts_as_fixable(text: str) -> None:
-    verdict = inspect(text)
+    verdict = classify_result(text)
     assert (verdict.failed, verdict.kind) == (True, Kind.FIXABLE)
 
 

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 import toolmend
-from toolmend import CallContext, RetryPolicy, ToolFailure, execute, testing
+from toolmend import RetryPolicy, ToolFailure, testing
 from toolmend.guidance import VERIFY_FIRST
+from toolmend.integrations import CallContext, execute
 
 
 class _Ledger:
@@ -86,7 +87,7 @@ def test_a_one_request_tool_may_opt_in_to_before_dispatch_retries() -> None:
 async def test_cancelled_calls_give_their_retry_tokens_back() -> None:
     import asyncio
 
-    budget = toolmend.RetryBudget(capacity=10)
+    budget = toolmend.integrations.RetryBudget(capacity=10)
     policy = RetryPolicy(base=0.001, cap=0.001, budget=budget)
     hang = asyncio.Event()
 
@@ -97,7 +98,7 @@ async def test_cancelled_calls_give_their_retry_tokens_back() -> None:
 
     tasks = [
         asyncio.ensure_future(
-            toolmend.aexecute(flaky, tool="status", effect="read_only", policy=policy)
+            toolmend.integrations.aexecute(flaky, tool="status", effect="read_only", policy=policy)
         )
         for _ in range(10)
     ]
@@ -118,7 +119,9 @@ async def test_cancelled_calls_give_their_retry_tokens_back() -> None:
         return "ok"
 
     assert (
-        await toolmend.aexecute(once_then_ok, tool="status", effect="read_only", policy=policy)
+        await toolmend.integrations.aexecute(
+            once_then_ok, tool="status", effect="read_only", policy=policy
+        )
         == "ok"
     )
 
@@ -126,7 +129,7 @@ async def test_cancelled_calls_give_their_retry_tokens_back() -> None:
 async def test_concurrent_calls_under_testing_each_have_their_own_clock() -> None:
     import asyncio
 
-    budget = toolmend.RetryBudget(capacity=1000)
+    budget = toolmend.integrations.RetryBudget(capacity=1000)
     policy = RetryPolicy(attempts=3, base=8.0, cap=8.0, deadline=20.0, budget=budget)
 
     async def twice_then_ok(ctx: CallContext) -> Any:
@@ -138,7 +141,9 @@ async def test_concurrent_calls_under_testing_each_have_their_own_clock() -> Non
     with testing(seed=7):
         results = await asyncio.gather(
             *(
-                toolmend.aexecute(twice_then_ok, tool="status", effect="read_only", policy=policy)
+                toolmend.integrations.aexecute(
+                    twice_then_ok, tool="status", effect="read_only", policy=policy
+                )
                 for _ in range(200)
             )
         )
@@ -147,13 +152,13 @@ async def test_concurrent_calls_under_testing_each_have_their_own_clock() -> Non
 
 
 def test_a_call_without_arguments_reads_naturally_in_the_note() -> None:
-    assert toolmend.runtime_note("list_rooms", {}, "Error: HTTP Error 503", "G") == (
+    assert toolmend.integrations.runtime_note("list_rooms", {}, "Error: HTTP Error 503", "G") == (
         "Note from the tool runtime: the last attempt called list_rooms with no arguments "
         "and it failed with: Error: HTTP Error 503\n\nG"
     )
-    assert toolmend.runtime_note("ping", None, "Error: HTTP Error 503", "G").startswith(
-        "Note from the tool runtime: the last attempt called ping with no arguments and"
-    )
+    assert toolmend.integrations.runtime_note(
+        "ping", None, "Error: HTTP Error 503", "G"
+    ).startswith("Note from the tool runtime: the last attempt called ping with no arguments and")
 
 
 async def test_the_deadline_bounds_a_running_attempt() -> None:
@@ -166,7 +171,9 @@ async def test_the_deadline_bounds_a_running_attempt() -> None:
 
     policy = RetryPolicy(attempts=3, base=0.0, cap=0.0, deadline=1.0)
     start = time.monotonic()
-    result = await toolmend.aexecute(slow_failure, tool="status", effect="read_only", policy=policy)
+    result = await toolmend.integrations.aexecute(
+        slow_failure, tool="status", effect="read_only", policy=policy
+    )
     wall = time.monotonic() - start
     assert isinstance(result, ToolFailure)
     assert result.attempts == 3
@@ -184,7 +191,7 @@ async def test_an_attempt_timeout_bounds_each_attempt() -> None:
 
     policy = RetryPolicy(attempts=2, base=0.0, cap=0.0, attempt_timeout=0.2)
     history: list[Any] = []
-    result = await toolmend.aexecute(
+    result = await toolmend.integrations.aexecute(
         hang_once, tool="status", effect="read_only", policy=policy, history=history
     )
     assert result == "ok"
@@ -283,4 +290,4 @@ def test_a_status_code_in_the_text_means_the_request_was_refused_not_lost() -> N
         result = execute(fetch, tool="fetch", effect="write")
     assert isinstance(result, ToolFailure)
     assert (result.kind, result.outcome_unknown) == (toolmend.Kind.TRANSIENT, False)
-    assert result.guidance == toolmend.GUIDANCE[toolmend.Kind.TRANSIENT]
+    assert result.guidance == toolmend.integrations.GUIDANCE[toolmend.Kind.TRANSIENT]

@@ -270,7 +270,7 @@ CASES = [
 
 def verdict(row: dict[str, Any]) -> toolmend.Verdict:
     flag = row["is_error"] if row["is_error"] is True else None
-    return toolmend.inspect(row["content"], is_error=flag, tool=row["tool"])
+    return toolmend.classify_result(row["content"], is_error=flag, tool=row["tool"])
 
 
 @pytest.mark.parametrize(

@@ -14,20 +14,9 @@ from core_support import Loopback, Reply
 from langgraph.errors import GraphInterrupt
 from mcp.shared.exceptions import MCPError
 
-from toolmend import (
-    CallContext,
-    Kind,
-    RetryBudget,
-    RetryPolicy,
-    Source,
-    ToolFailed,
-    ToolFailure,
-    Verdict,
-    aexecute,
-    execute,
-    testing,
-)
+from toolmend import Kind, RetryPolicy, ToolFailed, ToolFailure, Verdict, testing
 from toolmend.failure import user_frames
+from toolmend.integrations import CallContext, RetryBudget, Source, aexecute, execute
 from toolmend.retry import STOP_SENTENCES, AttemptRecord, Stop, budget_for
 
 TRANSIENT = "This is a temporary failure. Retrying the same call is expected to succeed."
@@ -674,7 +663,8 @@ def test_a_returned_failure_counts_as_a_failure_for_the_loop_guard() -> None:
 
 
 def test_a_failed_result_is_its_own_cause_and_the_loop_guard_quotes_it() -> None:
-    from toolmend import LoopGuard, ResultFailed
+    from toolmend import LoopGuard
+    from toolmend.integrations import ResultFailed
 
     text = "Error executing tool stock: 503 Service Unavailable"
     runs: list[int] = []
@@ -710,7 +700,7 @@ def test_a_failed_result_is_its_own_cause_and_the_loop_guard_quotes_it() -> None
 
 
 def test_a_failed_result_of_a_write_keeps_the_cores_decision_as_returned() -> None:
-    from toolmend import VERIFY_FIRST, ResultFailed
+    from toolmend.integrations import VERIFY_FIRST, ResultFailed
 
     text = "HTTP 503 Service Unavailable"
     judged = Verdict(True, Kind.TRANSIENT, "status", Source.FLAG, "Service Unavailable")
@@ -742,7 +732,8 @@ def test_a_failed_result_of_a_write_keeps_the_cores_decision_as_returned() -> No
 def test_effects() -> None:
     from types import SimpleNamespace
 
-    from toolmend import Effect, declare_effect, effect_from_mcp, effect_of
+    from toolmend import Effect, declare_effect
+    from toolmend.integrations import effect_from_mcp, effect_of
 
     assert Effect.parse("Read-Only") is Effect.READ_ONLY
     assert Effect.parse("readonly") is Effect.READ_ONLY

@@ -17,41 +17,41 @@ BILLING = Rules([Rule("transient", field="reason", equals="QUOTA", tool="billing
 
 
 def test_a_field_rule_makes_an_unflagged_body_a_transient_failure() -> None:
-    assert toolmend.inspect(QUOTA, tool="billing_charge").failed is False  # built-in: clean
-    found = toolmend.inspect(QUOTA, tool="billing_charge", rules=BILLING)
+    assert toolmend.classify_result(QUOTA, tool="billing_charge").failed is False  # built-in: clean
+    found = toolmend.classify_result(QUOTA, tool="billing_charge", rules=BILLING)
     assert (found.failed, found.kind, found.rule, found.basis, found.reason) == (
         True, Kind.TRANSIENT, "user", "user:quota", 'reason="QUOTA"',
     )  # fmt: skip
 
 
 def test_rules_are_scoped_to_their_tools() -> None:
-    assert toolmend.inspect(QUOTA, tool="search", rules=BILLING).failed is False
-    assert toolmend.inspect(QUOTA, rules=BILLING).failed is False
+    assert toolmend.classify_result(QUOTA, tool="search", rules=BILLING).failed is False
+    assert toolmend.classify_result(QUOTA, rules=BILLING).failed is False
 
 
 def test_user_rules_come_before_the_built_in_ones() -> None:
     text = "Error: 403 Forbidden: ACME_SOFT_LOCK held by another job"
-    assert toolmend.inspect(text).kind is Kind.UNRECOVERABLE
+    assert toolmend.classify_result(text).kind is Kind.UNRECOVERABLE
     rules = Rules([Rule(Kind.TRANSIENT, code="ACME_SOFT_LOCK", name="soft-lock")])
-    found = toolmend.inspect(text, rules=rules)
+    found = toolmend.classify_result(text, rules=rules)
     assert (found.kind, found.rule, found.basis, found.reason) == (
         Kind.TRANSIENT, "user", "user:soft-lock", "ACME_SOFT_LOCK",
     )  # fmt: skip
-    flagged = toolmend.inspect(text, is_error=True, rules=rules)
+    flagged = toolmend.classify_result(text, is_error=True, rules=rules)
     assert (flagged.kind, flagged.rule) == (Kind.TRANSIENT, "is_error")
 
 
 def test_a_code_rule_needs_a_whole_token_and_the_first_rule_wins() -> None:
     rules = Rules([Rule("fixable", code="E42"), Rule("unrecoverable", phrase="E42")])
-    assert toolmend.inspect("Error: E42 bad date", rules=rules).kind is Kind.FIXABLE
-    assert toolmend.inspect("Error: XE421 bad date", rules=rules).kind is Kind.UNRECOVERABLE
+    assert toolmend.classify_result("Error: E42 bad date", rules=rules).kind is Kind.FIXABLE
+    assert toolmend.classify_result("Error: XE421 bad date", rules=rules).kind is Kind.UNRECOVERABLE
 
 
 def test_a_clean_rule_silences_a_false_alarm() -> None:
     text = "Error: none, all 3 shards answered"
-    assert toolmend.inspect(text).failed is True
+    assert toolmend.classify_result(text).failed is True
     rules = Rules([Rule("clean", phrase="all 3 shards answered")])
-    assert toolmend.inspect(text, rules=rules).failed is False
+    assert toolmend.classify_result(text, rules=rules).failed is False
 
 
 def test_installed_rules_reach_rewrite() -> None:
@@ -71,7 +71,7 @@ def test_installed_rules_reach_rewrite() -> None:
     assert (d.kind, d.rule, d.basis, d.reason) == (
         Kind.TRANSIENT, "user", "user:quota", 'reason="QUOTA"',
     )  # fmt: skip
-    assert result.messages[-1]["content"].endswith(toolmend.GUIDANCE[Kind.TRANSIENT])
+    assert result.messages[-1]["content"].endswith(toolmend.integrations.GUIDANCE[Kind.TRANSIENT])
     assert d.to_dict()["basis"] == "user:quota"
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from toolmend import Kind, LoopGuard, RunRegistry, Source, Verdict
+from toolmend import Kind, LoopGuard, Verdict
+from toolmend.integrations import RunRegistry, Source
 from toolmend.runs import BoundedDict, verdict_from_record, verdict_record
 
 

@@ -8,7 +8,8 @@ import logging
 import pytest
 from engine_fakes import FakeModel
 
-from toolmend import Detection, Form, Kind, Report, Source
+from toolmend import Form, Kind
+from toolmend.integrations import Detection, Report, Source
 from toolmend_engine.layer import HEADER_LIMIT, apply_layer, choose_form, header_value, parse_form
 from toolmend_engine.protocol import parse_chat
 from toolmend_engine.service import ChatEngine

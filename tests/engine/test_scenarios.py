@@ -50,7 +50,7 @@ def test_every_error_text_is_detected_with_its_kind_in_five_variants_per_tool(ki
     texts = set()
     for s in SUITE.scenarios:
         text = SUITE.error_text(s, kind)
-        verdict = toolmend.inspect(text)
+        verdict = toolmend.classify_result(text)
         assert (verdict.failed, verdict.kind) == (True, kind), text
         variants.setdefault(s.tool, set()).add(SUITE.variant(s, kind))
         texts.add(text)

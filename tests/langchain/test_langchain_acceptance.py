@@ -26,7 +26,8 @@ from lc_support import (
     where,
 )
 
-from toolmend import GUIDANCE, VERIFY_FIRST, Kind, runtime_note
+from toolmend import Kind
+from toolmend.integrations import GUIDANCE, VERIFY_FIRST, runtime_note
 from toolmend.loop import REPEATED
 from toolmend_langchain import ToolMendMiddleware, reports
 from toolmend_langchain.testing import ScriptedChatModel, replies

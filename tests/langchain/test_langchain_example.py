@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from toolmend import GUIDANCE, Kind
+from toolmend import Kind
+from toolmend.integrations import GUIDANCE
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "langchain_agent.py"
 NOTE = (

@@ -12,7 +12,8 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import tools_condition
 from lc_support import ai, call, http_error, notes, shape, tool_messages
 
-from toolmend import GUIDANCE, Kind, runtime_note
+from toolmend import Kind
+from toolmend.integrations import GUIDANCE, runtime_note
 from toolmend_langchain import pre_model_hook, tool_node
 from toolmend_langchain.testing import ScriptedChatModel, replies
 

@@ -18,7 +18,8 @@ from langchain_core.tools import InjectedToolCallId, tool
 from lc_support import ai, call, notes, shape
 from pydantic import BaseModel, Field, field_validator
 
-from toolmend import GUIDANCE, Kind, runtime_note
+from toolmend import Kind
+from toolmend.integrations import GUIDANCE, runtime_note
 from toolmend_langchain import ToolMendMiddleware, reports
 from toolmend_langchain.testing import ScriptedChatModel, replies
 

@@ -15,7 +15,8 @@ from langchain_core.messages import (
 from langchain_core.tools import tool
 from lc_support import ai, call
 
-from toolmend import GUIDANCE, Kind, LoopGuard, runtime_note
+from toolmend import Kind, LoopGuard
+from toolmend.integrations import GUIDANCE, runtime_note
 from toolmend_langchain import KEY, ToolMendMiddleware, rewrite_messages
 from toolmend_langchain.convert import from_openai, to_openai
 from toolmend_langchain.testing import ScriptedChatModel, replies

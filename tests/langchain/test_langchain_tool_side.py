@@ -15,9 +15,10 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 from lc_support import ai, call, notes, shape, tool_messages
 
-from toolmend import GUIDANCE, Kind, LoopGuard, runtime_note
+from toolmend import Kind, LoopGuard
 from toolmend.contracts import declared
 from toolmend.failure import LOOP_BUDGET
+from toolmend.integrations import GUIDANCE, runtime_note
 from toolmend.loop import STOPPED
 from toolmend_langchain import ToolMendMiddleware, reports
 from toolmend_langchain.testing import ScriptedChatModel, replies

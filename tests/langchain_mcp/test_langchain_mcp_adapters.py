@@ -33,7 +33,8 @@ from lc_support import ai, call, shape
 from mcp.client.stdio import StdioServerParameters
 from mcp_sdk import open_connection, structured
 
-from toolmend import GUIDANCE, VERIFY_FIRST, Kind
+from toolmend import Kind
+from toolmend.integrations import GUIDANCE, VERIFY_FIRST
 from toolmend.retry import SleepLog
 from toolmend_langchain import ToolMendMiddleware, reports
 from toolmend_langchain.testing import ScriptedChatModel, replies

@@ -8,7 +8,8 @@ from mcp.types import CallToolResult, ImageContent, TextContent
 from mcp_sdk import Connect
 
 import toolmend
-from toolmend import VERIFY_FIRST, Verdict
+from toolmend import Verdict
+from toolmend.integrations import VERIFY_FIRST
 from toolmend_mcp import RecoveringSession, findings_of, tool_message, verdict_of
 
 PAY = {"amount": 5, "to": "bob"}
@@ -80,7 +81,7 @@ async def test_host_loop_delivers_the_true_next_step_through_rewrite(connect: Co
         result = await session.call_tool("transfer", PAY)
     verdict = verdict_of(result)
     assert verdict == Verdict(
-        True, toolmend.Kind.TRANSIENT, "is_error", toolmend.Source.FLAG,
+        True, toolmend.Kind.TRANSIENT, "is_error", toolmend.integrations.Source.FLAG,
         "text 'Service Unavailable'", VERIFY_FIRST,
     )  # fmt: skip
     messages = [*openai_turn("call_1"), tool_message(result, "call_1", name="transfer")]
@@ -115,5 +116,5 @@ async def test_anthropic_host_loop(connect: Connect) -> None:
     assert block["is_error"] is True
     assert text == (
         "Tool 'add' was not run: invalid arguments. b: 'b' is a required property\n"
-        + toolmend.GUIDANCE[toolmend.Kind.FIXABLE]
+        + toolmend.integrations.GUIDANCE[toolmend.Kind.FIXABLE]
     )

@@ -20,8 +20,9 @@ from mcp_sdk import (
     structured,
 )
 
-from toolmend import GUIDANCE, VERIFY_FIRST, Kind, LoopGuard, RetryPolicy
+from toolmend import Kind, LoopGuard, RetryPolicy
 from toolmend.contracts import Contracts
+from toolmend.integrations import GUIDANCE, VERIFY_FIRST
 from toolmend.retry import SleepLog
 from toolmend_mcp import RecoveringSession
 

@@ -27,8 +27,8 @@ from oa_support import (
 )
 
 import toolmend_openai_agents as tm
-from toolmend import CallContext
 from toolmend.failure import LANDED
+from toolmend.integrations import CallContext
 from toolmend.retry import SleepLog
 from toolmend_openai_agents.runs import RUNS
 

@@ -177,7 +177,7 @@ class ToolFailure:
         arguments: Mapping[str, Any] | None = None,
         effect: Effect | str = Effect.UNKNOWN,
     ) -> ToolFailure:
-        """The failure of one attempt that raised ``exc``, outside :func:`toolmend.execute`.
+        """The failure of one attempt that raised ``exc``, outside ``integrations.execute``.
 
         For adapters whose framework caught the exception itself.  A
         :class:`ToolFailed` gives back the failure it carries; otherwise the
@@ -220,7 +220,7 @@ class ToolFailure:
         )
 
     def as_returned(self, verdict: Verdict) -> tuple[ToolFailure, Verdict]:
-        """This failure, from :func:`toolmend.execute`, of a call whose last attempt
+        """This failure, from :func:`toolmend.integrations.execute`, of a call whose last attempt
         *returned* a failed result that ``verdict`` judged.
 
         Frameworks hand some failures back as results (LangChain's error

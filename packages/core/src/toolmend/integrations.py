@@ -17,7 +17,6 @@ from .contracts.values import cap as cap_value
 from .detect import text_of
 from .effects import effect_from_mcp, effect_of
 from .exceptions import ExceptionInfo, ResultFailed, describe_exception
-from .execute import aexecute, execute
 from .failure import validation_details
 from .forms import Rewrite
 from .guidance import (
@@ -33,6 +32,7 @@ from .loop import Observation, stub_superseded_failures
 from .malformed import argument_errors, check_call, parse_arguments, unknown_tool
 from .model import Detection, Report, Source
 from .retry import CallContext, RetryBudget
+from .runner import aexecute, execute
 from .runs import RunRegistry, RunState, verdict_from_record, verdict_record
 
 __all__ = [

@@ -17,10 +17,10 @@ from typing import Any, ParamSpec, Protocol, TypeVar, cast, overload
 from pydantic import TypeAdapter, ValidationError
 
 from .effects import Effect
-from .execute import Verify, aexecute, execute
 from .failure import INVALID_ARGUMENTS, ToolFailure, validation_details
 from .loop import LoopGuard
 from .retry import CallContext, RetryPolicy
+from .runner import Verify, aexecute, execute
 
 __all__ = ["INVALID_ARGUMENTS", "fail_soft"]
 
