@@ -2,7 +2,7 @@
 
 Scripted tools, no model, no network: each scenario runs the same scripted tool
 under LangChain's ``ToolRetryMiddleware()`` with its defaults and under
-``toolmend.execute`` with the tool's declared effect.  Sleeping is virtual
+``toolmend.integrations.execute`` with the tool's declared effect.  Sleeping is virtual
 (LangChain's ``time.sleep`` is recorded, toolmend runs under ``testing()``), so
 the whole table takes seconds.  Run::
 

@@ -225,7 +225,7 @@ class ToolFailure:
 
         Frameworks hand some failures back as results (LangChain's error
         ``ToolMessage``, an MCP ``isError`` result); an adapter raises them as
-        :class:`~toolmend.ResultFailed` so that the core decides about them as
+        :class:`~toolmend.integrations.ResultFailed` so that the core decides about them as
         about a raised exception.  What the text alone cannot tell (a write that
         may have landed, retries already spent, a loop) is in this failure, not
         in ``verdict``.  Returns the failure with the rule and reason the result
@@ -387,7 +387,7 @@ def failure_from_exception(
     """The failure of a call whose last attempt raised ``exc``.
 
     The cause names the exception, where it was raised and how many attempts
-    were made; for a :class:`~toolmend.ResultFailed` it is the text of the
+    were made; for a :class:`~toolmend.integrations.ResultFailed` it is the text of the
     failed result itself, which is what the model reads.  Logs one line at INFO
     and the full traceback at DEBUG.
     """

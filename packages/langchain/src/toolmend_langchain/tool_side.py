@@ -5,7 +5,7 @@
 module turns that into an error ``ToolMessage`` that carries the core's record.
 A failure the tool returns instead (an error ``ToolMessage``, as
 ``handle_tool_errors`` and langchain-mcp-adapters make, or a success whose text
-is an error) goes to the core the same way, as :class:`toolmend.ResultFailed`;
+is an error) goes to the core the same way, as :class:`toolmend.integrations.ResultFailed`;
 the model then reads the message the tool returned, with the core's record.
 
 No run state lives here: the loop guard is rebuilt for every call from the

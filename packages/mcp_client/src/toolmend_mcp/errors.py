@@ -1,6 +1,6 @@
 """MCP failures that arrive as results, as the exceptions the core's retry loop reads.
 
-``toolmend.aexecute`` retries what an attempt raises and classifies it with
+``toolmend.integrations.aexecute`` retries what an attempt raises and classifies it with
 ``classify_exception``, which knows the SDK's ``MCPError`` by its JSON-RPC code.
 A failed result is no exception, so one attempt raises one of these instead.
 Their texts carry the evidence: the server's error without the SDK's wrapper,

@@ -3,7 +3,7 @@
 It wraps an ``mcp.Client`` or ``mcp.ClientSession`` (either line of the
 Python SDK, 1.x or 2.x; ``_compat`` holds what differs; everything but
 ``call_tool`` is the wrapped object's own) and runs each tool call through the
-core: ``toolmend.aexecute`` decides retries from the tool's declared effect,
+core: ``toolmend.integrations.aexecute`` decides retries from the tool's declared effect,
 the loop guard refuses calls that cannot succeed, and outcome contracts (the
 tool's ``output_schema`` and any mined ones) add an advisory receipt.  What it
 found goes under ``result.meta["toolmend"]``; what the model reads changes

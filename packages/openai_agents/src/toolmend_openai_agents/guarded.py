@@ -58,7 +58,7 @@ class Guarded:
         arguments: Mapping[str, Any],
         call_id: str | None,
     ) -> T | ToolFailure:
-        """``toolmend.aexecute`` with the run's loop guard; a retried success is reported."""
+        """``integrations.aexecute`` with the run's loop guard; a retried success is reported."""
         history: list[AttemptRecord] = []
         outcome = await aexecute(attempt, **self._options(tool, arguments, history))
         _report(outcome, call_id, tool, arguments, history)

@@ -4,10 +4,10 @@ The SDK turns each MCP tool into a function tool whose body calls
 ``server.call_tool(name, arguments, meta)``; a call that raises goes to the
 server's failure function and an ``isError`` result becomes ordinary output.
 This wrapper is that server: ``call_tool`` runs each attempt on the wrapped
-server under the core (``toolmend.aexecute``, the run's loop guard), so that
+server under the core (``toolmend.integrations.aexecute``, the run's loop guard), so that
 transient failures of read-only and idempotent tools are retried inside the
 call and nothing else is repeated.  An ``isError`` result counts as a failure
-of its attempt (:class:`toolmend.ResultFailed`); when the core gives up, the
+of its attempt (:class:`toolmend.integrations.ResultFailed`); when the core gives up, the
 model reads the result the server sent, or the failure function's text for an
 error that was raised, as without the wrapper.  Everything but ``call_tool``
 is the wrapped server's own.
