@@ -11,17 +11,12 @@ from typing import Any
 
 import openai
 import pytest
-from engine_fakes import ANTHROPIC_FAILED, FAILED, NOTE, TOOLS, FakeModel, echo_or_call, running
+from engine_fakes import ANTHROPIC_FAILED, FAILED, NOTE, TOOLS, FakeModel, running
 
 from toolmend import Form
 from toolmend_engine.proxy import make_proxy
 from toolmend_engine.server import make_server
 from toolmend_engine.service import ChatEngine
-
-
-@pytest.fixture
-def fake() -> FakeModel:
-    return FakeModel(echo_or_call)
 
 
 @pytest.fixture

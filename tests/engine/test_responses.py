@@ -7,7 +7,6 @@ import json
 import re
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -56,24 +55,6 @@ CALL_EVENTS = [
     "response.completed",
 ]
 TRANSIENT = "failed=2:get_order:transient:generic/paper"
-
-
-@pytest.fixture
-def fake() -> FakeModel:
-    return FakeModel(echo_or_call)
-
-
-@pytest.fixture
-def base(fake: FakeModel) -> Iterator[str]:
-    with running(make_server(ChatEngine(fake), port=0)) as url:
-        yield url
-
-
-@pytest.fixture
-def client(base: str) -> openai.OpenAI:
-    return openai.OpenAI(
-        base_url=base + "/v1", api_key="unused", max_retries=0, _strict_response_validation=True
-    )
 
 
 def _post(url: str, body: Any) -> tuple[int, dict[str, str], Any]:

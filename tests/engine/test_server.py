@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import anthropic
@@ -18,31 +17,12 @@ from engine_fakes import (
     NOTE,
     TOOLS,
     FakeModel,
-    echo_or_call,
     running,
 )
 
 from toolmend import Form
 from toolmend_engine.server import make_server
 from toolmend_engine.service import ChatEngine
-
-
-@pytest.fixture
-def fake() -> FakeModel:
-    return FakeModel(echo_or_call)
-
-
-@pytest.fixture
-def base(fake: FakeModel) -> Iterator[str]:
-    with running(make_server(ChatEngine(fake), port=0)) as url:
-        yield url
-
-
-@pytest.fixture
-def client(base: str) -> openai.OpenAI:
-    return openai.OpenAI(
-        base_url=base + "/v1", api_key="unused", max_retries=0, _strict_response_validation=True
-    )
 
 
 def _post(
