@@ -239,6 +239,23 @@ class ToolFailure:
         return shown, dataclasses.replace(verdict, kind=self.kind, guidance=self.guidance)
 
     @classmethod
+    def not_run(
+        cls, tool: str, arguments: Mapping[str, Any], cause: str, *, rule: str, reason: str
+    ) -> ToolFailure:
+        """A call refused before it ran because the model wrote it wrong: always fixable,
+        and nothing ran, so nothing can be duplicated."""
+        return cls(
+            tool=tool,
+            arguments=arguments,
+            kind=Kind.FIXABLE,
+            attempts=0,
+            cause=cap_error(cause),
+            guidance=GUIDANCE[Kind.FIXABLE],
+            rule=rule,
+            reason=reason,
+        )
+
+    @classmethod
     def invalid_arguments(
         cls, tool: str, arguments: Mapping[str, Any], details: str
     ) -> ToolFailure:
@@ -246,15 +263,9 @@ class ToolFailure:
 
         ``details`` names what is wrong (see :func:`validation_details`).
         """
-        return cls(
-            tool=tool,
-            arguments=arguments,
-            kind=Kind.FIXABLE,
-            attempts=0,
-            cause=cap_error(INVALID_ARGUMENTS.format(tool=tool, details=details)),
-            guidance=GUIDANCE[Kind.FIXABLE],
-            rule="invalid-arguments",
-            reason="argument validation",
+        cause = INVALID_ARGUMENTS.format(tool=tool, details=details)
+        return cls.not_run(
+            tool, arguments, cause, rule="invalid-arguments", reason="argument validation"
         )
 
     @property

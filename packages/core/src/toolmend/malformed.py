@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .failure import ToolFailure
-from .guidance import GUIDANCE, NAME_LIMIT, cap_error
-from .model import Kind
+from .guidance import NAME_LIMIT
 
 __all__ = [
     "NOT_JSON",
@@ -194,20 +193,6 @@ def _names(available: list[str]) -> str:
     return f"{text} (and {left} more)" if left else text
 
 
-def _failure(tool: str, arguments: Any, cause: str, rule: str, reason: str) -> ToolFailure:
-    shown = arguments if isinstance(arguments, Mapping) else {}
-    return ToolFailure(
-        tool=tool,
-        arguments=shown,
-        kind=Kind.FIXABLE,
-        attempts=0,
-        cause=cap_error(cause),
-        guidance=GUIDANCE[Kind.FIXABLE],
-        rule=rule,
-        reason=reason,
-    )
-
-
 def unknown_tool(tool: str, available: Iterable[str] | None, arguments: Any = None) -> ToolFailure:
     """The fixable failure of a call to a tool that does not exist, naming those that do.
 
@@ -222,7 +207,10 @@ def unknown_tool(tool: str, available: Iterable[str] | None, arguments: Any = No
         close = difflib.get_close_matches(tool, names, n=1, cutoff=0.75)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         cause = UNKNOWN_TOOL.format(tool=shown, hint=hint, names=_names(names))
-    return _failure(shown, arguments, cause, "unknown-tool", "no tool of that name")
+    shown_arguments = arguments if isinstance(arguments, Mapping) else {}
+    return ToolFailure.not_run(
+        shown, shown_arguments, cause, rule="unknown-tool", reason="no tool of that name"
+    )
 
 
 def argument_errors(schema: Mapping[str, Any] | None, arguments: Mapping[str, Any]) -> str | None:
@@ -265,7 +253,9 @@ def check_call(
     if parsed.value is None:
         cause = NOT_RUN.format(tool=tool, problem=parsed.problem)
         log.info("toolmend: arguments of %r unusable, call not run: %s", tool, cause)
-        failure = _failure(tool, {}, cause, "invalid-arguments", "arguments not a JSON object")
+        failure = ToolFailure.not_run(
+            tool, {}, cause, rule="invalid-arguments", reason="arguments not a JSON object"
+        )
         return CallCheck({}, failure)
     if parsed.repair is not None:
         log.warning("toolmend: arguments of %r repaired: %s", tool, parsed.repair)
