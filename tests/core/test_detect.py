@@ -255,11 +255,16 @@ def test_http_status_decides_only_when_no_word_does() -> None:
     assert classify_text("Error code: 429 - x") == Classification(T, "HTTP 429")
     assert classify_text("Error code: 403 - rate limit hit") == Classification(T, "ate limit")
     assert classify_text('{"status": 401}') == Classification(U, "HTTP 401")
-    assert classify_text("{'code': '400'}") == Classification(F, "HTTP 400")
+    assert classify_text("{'code': '403'}") == Classification(U, "HTTP 403")
+    assert classify_text("Error code: 400 - x") == Classification(F, "HTTP 400")
+    assert classify_text('502 {"error": "Server Error"}') == Classification(T, "HTTP 502")
     assert classify_text("status_code=503") == Classification(T, "HTTP 503")
     assert classify_text("HTTP/1.1 502 x") == Classification(T, "HTTP 502")
     assert classify_text("422 Client Error: x") == Classification(F, "HTTP 422")
-    for text in ("Error code: 404", "HTTP Error 409", "line 429", "port 5000", "v1.500", "4290"):
+    # A bare 400 or 422 outside an HTTP library's own wording says nothing to change.
+    bare = ("{'code': '400'}", "status code 400", '422 {"message": "x"}', "returned error: 400")
+    plain = ("Error code: 404", "HTTP Error 409", "line 429", "port 5000", "v1.500", "4290")
+    for text in (*plain, *bare):
         assert classify_text(text) == Classification(A, None)
 
 

@@ -265,6 +265,63 @@ CASES = [
         "code:openssl",
         "WRONG_VERSION_NUMBER",
     ),
+    # A Node crash report: its stack frames do not make it a long report.
+    (
+        "tls/node-https/expired",
+        "unrecoverable",
+        "is_error",
+        "code:openssl",
+        "certificate has expired",
+    ),
+    # PyGithub: a status code before the JSON body.
+    ("saas/gh-server-error-502", "transient", "is_error", "http", "HTTP 502"),
+    ("saas/gh-otp-required", "unrecoverable", "is_error", "http", "HTTP 401"),
+    (
+        "saas/gh-rate-limit-ip-legacy",
+        "transient",
+        "is_error",
+        "override",
+        "API Rate Limit Exceeded",
+    ),
+    # A bare 400 outside an HTTP library's wording, and Node's bare "fetch failed", say
+    # nothing to act on; fetch's printed cause does.
+    ("node/axios-400-message", "ambiguous", "is_error", "none", None),
+    ("mcp-python/fetch-status-400-api-v1-search-q-", "ambiguous", "is_error", "none", None),
+    ("node/fetch-refused-message", "ambiguous", "is_error", "none", None),
+    ("node/fetch-refused-inspect", "transient", "is_error", "paper", "ECONNREFUSED"),
+    # pip: no version at all is not a version mismatch.
+    ("cli/pip/index-503", "ambiguous", "is_error", "none", None),
+    ("cli/pip/no-matching-version", "fixable", "is_error", "word", "(from versions: 0"),
+    (
+        "databases/psql/hba-reject",
+        "unrecoverable",
+        "generic",
+        "word",
+        "pg_hba.conf rejects connection",
+    ),
+    (
+        "databases/psycopg2/terminated",
+        "transient",
+        "is_error",
+        "word",
+        "server closed the connection unexpectedly",
+    ),
+    (
+        "node/execfile-maxbuffer-string",
+        "fixable",
+        "is_error",
+        "word",
+        "maxBuffer length exceeded",
+    ),
+    ("cli/git/revert-merge-no-m", "fixable", "is_error", "word", "no -m option was given"),
+    ("cloud/rds-not-found", "fixable", "is_error", "code:aws", "DBInstanceNotFound"),
+    (
+        "cloud/azure-resource-group-not-found-rawbody",
+        "fixable",
+        "generic",
+        "envelope/code:azure",
+        "ResourceGroupNotFound",
+    ),
 ]
 
 
@@ -276,7 +333,9 @@ def verdict(row: dict[str, Any]) -> toolmend.Verdict:
 @pytest.mark.parametrize(
     ("case", "kind", "rule", "basis", "span"), CASES, ids=[c[0] for c in CASES]
 )
-def test_real_text_verdict(case: str, kind: str | None, rule: str, basis: str, span: str) -> None:
+def test_real_text_verdict(
+    case: str, kind: str | None, rule: str, basis: str, span: str | None
+) -> None:
     found = verdict(ROWS[case])
     assert (found.kind.value if found.kind else None, found.rule) == (kind, rule)
     assert (found.basis, found.reason) == (basis, span)

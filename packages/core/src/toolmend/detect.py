@@ -317,7 +317,10 @@ def _error_shaped(text: str) -> bool:
         return True
     if _PROGRAM_ERROR.match(body) is not None:
         return True
-    if body.count("\n") >= _SHORT_REPORT:
+    # A stack's frames (Node's "    at f (file:1:2)", Java's tab-indented ones) belong
+    # to the one error they trace, so they do not make a report long.
+    frames = body.count("\n    at ") + body.count("\n\tat ")
+    if body.count("\n") - frames >= _SHORT_REPORT:
         return False
     if not any(mark in body for mark in _RUN_MARKS):
         return True
