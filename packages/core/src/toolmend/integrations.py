@@ -33,7 +33,7 @@ from .malformed import argument_errors, check_call, parse_arguments, unknown_too
 from .model import Detection, Report, Source
 from .retry import CallContext, RetryBudget
 from .runner import aexecute, execute
-from .runs import RunRegistry, RunState, verdict_from_record, verdict_record
+from .runs import RunRegistry, RunState, pending_verdict, verdict_from_record, verdict_record
 
 __all__ = [
     "GUIDANCE",
@@ -66,6 +66,7 @@ __all__ = [
     "execute",
     "format_arguments",
     "parse_arguments",
+    "pending_verdict",
     "runtime_note",
     "stub_superseded_failures",
     "text_of",

@@ -2,9 +2,10 @@
 
 A tool's effect decides whether a retry is safe, so it comes only from the
 user's declaration or, when the user says the server is trusted, from its
-annotations.  The MCP spec calls annotations hints and tells clients not to
-rely on them from untrusted servers; its defaults (destructive, not idempotent)
-are what an absent hint means here too.
+annotations, read by the core's :func:`toolmend.integrations.effect_from_mcp`.
+The MCP spec calls annotations hints and tells clients not to rely on them
+from untrusted servers; its defaults (destructive, not idempotent) are what an
+absent hint means here too.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp.types import Tool, ToolAnnotations
+from mcp.types import Tool
 
 from toolmend import Effect
+from toolmend.integrations import effect_from_mcp
 
-from ._compat import hints, input_schema, output_schema
+from ._compat import input_schema, output_schema
 
 __all__ = ["Catalog", "ToolInfo", "effect_of"]
 
@@ -34,19 +36,6 @@ class ToolInfo:
     listed: bool = False
 
 
-def _from_annotations(annotations: ToolAnnotations | None) -> Effect | None:
-    if annotations is None:
-        return None
-    read_only, idempotent, destructive = hints(annotations)
-    if read_only is True:
-        return Effect.READ_ONLY
-    if idempotent is True:
-        return Effect.IDEMPOTENT
-    if read_only is False or destructive is not None:
-        return Effect.WRITE
-    return None
-
-
 def effect_of(
     name: str,
     tool: Tool | None,
@@ -57,8 +46,8 @@ def effect_of(
     if name in declared:
         return declared[name], "declared"
     if trust_annotations and tool is not None:
-        hinted = _from_annotations(tool.annotations)
-        if hinted is not None:
+        hinted = effect_from_mcp(tool.annotations)
+        if hinted is not Effect.UNKNOWN:
             return hinted, "annotations"
     return Effect.UNKNOWN, "default"
 

@@ -329,7 +329,8 @@ class RecoveringSession:
             name, failure.kind.value, rule, failure.attempts, findings.stop,
             info.effect.value, info.effect_source,
         )  # fmt: skip
-        append = "\n" + guidance if guidance and self.form is Form.C1 else None
+        # The core's C1 rule: the guidance follows the result's own text in the result.
+        append = failure.result_text(self.form, "") if guidance else None
         return with_findings(base, findings, append=append)
 
     def _succeeded(

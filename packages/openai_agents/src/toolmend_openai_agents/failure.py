@@ -18,8 +18,14 @@ from typing import Any
 from agents import ModelBehaviorError, RunContextWrapper, ToolErrorFormatterArgs
 from agents.tool_context import ToolContext
 
-from toolmend import Effect, Form, ToolFailed, ToolFailure, Verdict
-from toolmend.integrations import argument_errors, cap_error, check_call, describe_exception
+from toolmend import Effect, Form, ToolFailed, ToolFailure
+from toolmend.integrations import (
+    argument_errors,
+    cap_error,
+    check_call,
+    describe_exception,
+    pending_verdict,
+)
 
 from . import pending, report
 from .malformed import tool_schema, unknown_tool_text
@@ -90,9 +96,7 @@ def deliver(ctx: RunContextWrapper[Any], failure: ToolFailure, shown: str, form:
     """Record the verdict for the input filter and report the failure."""
     call_id = ctx.tool_call_id if isinstance(ctx, ToolContext) else None
     if call_id is not None:
-        delivered = form is Form.C1 and failure.guidance is not None and failure.guidance in shown
-        # A clean verdict tells the filter the guidance is already in the output.
-        RUNS.record(call_id, shown, Verdict(False) if delivered else failure.verdict())
+        RUNS.record(call_id, shown, pending_verdict(failure.verdict(), form, shown))
     report.failed(call_id, shown, failure)
 
 
