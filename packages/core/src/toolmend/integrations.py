@@ -34,6 +34,7 @@ from .model import Detection, Report, Source
 from .retry import CallContext, RetryBudget
 from .runner import aexecute, execute
 from .runs import RunRegistry, RunState, pending_verdict, verdict_from_record, verdict_record
+from .signature import ToolSignature, is_async
 
 __all__ = [
     "GUIDANCE",
@@ -53,6 +54,7 @@ __all__ = [
     "RunState",
     "Source",
     "Stop",
+    "ToolSignature",
     "aexecute",
     "argument_errors",
     "cap_error",
@@ -65,6 +67,7 @@ __all__ = [
     "effect_of",
     "execute",
     "format_arguments",
+    "is_async",
     "parse_arguments",
     "pending_verdict",
     "runtime_note",
