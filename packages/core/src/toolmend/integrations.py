@@ -31,6 +31,8 @@ from .guidance import (
 from .loop import Observation, stub_superseded_failures
 from .malformed import argument_errors, check_call, parse_arguments, unknown_tool
 from .model import Detection, Report, Source
+from .options import Recovery, RecoveryOptions
+from .records import CallRecord
 from .retry import CallContext, RetryBudget
 from .runner import aexecute, execute
 from .runs import RunRegistry, RunState, pending_verdict, verdict_from_record, verdict_record
@@ -41,11 +43,14 @@ __all__ = [
     "VERIFY_FIRST",
     "AttemptRecord",
     "CallContext",
+    "CallRecord",
     "Classification",
     "Detection",
     "ExceptionInfo",
     "Note",
     "Observation",
+    "Recovery",
+    "RecoveryOptions",
     "Report",
     "ResultFailed",
     "RetryBudget",

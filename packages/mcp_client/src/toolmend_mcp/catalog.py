@@ -17,11 +17,11 @@ from typing import Any
 from mcp.types import Tool
 
 from toolmend import Effect
-from toolmend.integrations import effect_from_mcp
+from toolmend.integrations import Recovery
 
 from ._compat import input_schema, output_schema
 
-__all__ = ["Catalog", "ToolInfo", "effect_of"]
+__all__ = ["Catalog", "ToolInfo"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,28 +36,12 @@ class ToolInfo:
     listed: bool = False
 
 
-def effect_of(
-    name: str,
-    tool: Tool | None,
-    declared: Mapping[str, Effect],
-    trust_annotations: bool,
-) -> tuple[Effect, str]:
-    """The effect of ``name`` and its source; a declaration always wins over a hint."""
-    if name in declared:
-        return declared[name], "declared"
-    if trust_annotations and tool is not None:
-        hinted = effect_from_mcp(tool.annotations)
-        if hinted is not Effect.UNKNOWN:
-            return hinted, "annotations"
-    return Effect.UNKNOWN, "default"
-
-
 @dataclass(slots=True)
 class Catalog:
     """The tools of one connection, read once and kept until the server says they changed."""
 
-    declared: Mapping[str, Effect]
-    trust_annotations: bool
+    recovery: Recovery
+    """The session's settings, which decide each tool's effect."""
     tools: dict[str, Tool] = field(default_factory=dict)
     complete: bool = False
     """Whether ``tools`` holds a full listing; ``False`` means list again before use."""
@@ -78,6 +62,7 @@ class Catalog:
 
     def info(self, name: str) -> ToolInfo:
         tool = self.tools.get(name)
-        effect, source = effect_of(name, tool, self.declared, self.trust_annotations)
+        annotations = tool.annotations if tool is not None else None
+        effect, source = self.recovery.effect(name, annotations=annotations)
         schema = output_schema(tool) if tool is not None else None
         return ToolInfo(name, effect, source, schema, tool is not None)

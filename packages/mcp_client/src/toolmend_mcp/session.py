@@ -15,18 +15,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import anyio
 from mcp import ClientSession
 from mcp.types import CallToolResult, Tool, ToolListChangedNotification
 from pydantic import ValidationError
 
-from toolmend import Effect, Form, LoopGuard, RetryPolicy, ToolFailure, classify_result
+from toolmend import Form, LoopGuard, ToolFailure, classify_result
 from toolmend.contracts import Code, Contracts, Violation, receipt, review
 from toolmend.integrations import (
     AttemptRecord,
     CallContext,
+    CallRecord,
+    Recovery,
+    RecoveryOptions,
     Source,
     aexecute,
     cap_value,
@@ -39,7 +42,7 @@ from ._compat import Client, MCPError, is_error, next_cursor, output_schema, str
 from .catalog import Catalog, ToolInfo
 from .errors import FailedResult, MalformedResult
 from .hooks import chain_messages, record_rejections, shadow_validation
-from .results import Findings, error_result, protocol_error_text, result_text, with_findings
+from .results import error_result, protocol_error_text, result_text, with_findings
 
 if TYPE_CHECKING:
     from mcp.shared.dispatcher import ProgressFnT
@@ -50,7 +53,6 @@ __all__ = ["RecoveringSession"]
 log = logging.getLogger("toolmend.mcp")
 
 _MAX_PAGES = 100
-_DEFAULT_RETRY = RetryPolicy()
 SESSION_MEMORY = 600.0
 """Seconds a session's default loop guard remembers a failure: a session has no run."""
 
@@ -120,28 +122,25 @@ class RecoveringSession:
         self,
         session_or_client: ClientSession | Client,
         *,
-        effects: Mapping[str, Effect | str] | None = None,
-        trust_annotations: bool = False,
-        retry: RetryPolicy | None = _DEFAULT_RETRY,
-        form: Form | str = Form.C3,
-        contracts: Contracts | None = None,
         loop: LoopGuard | None = None,
         raise_protocol_errors: bool = False,
         read_timeout: float | None = 30.0,
         malformed_calls: bool = True,
+        **options: Unpack[RecoveryOptions],
     ) -> None:
+        recovery = Recovery.of(**options)
         self.wrapped = session_or_client
         self.read_timeout = read_timeout
-        self.effects = {name: Effect.parse(value) for name, value in (effects or {}).items()}
-        self.trust_annotations = trust_annotations
-        self.policy = retry if retry is not None else RetryPolicy.none()
-        self.form = Form.parse(form)
-        self.contracts = contracts
+        self.effects = recovery.effects
+        self.trust_annotations = recovery.trust_annotations
+        self.policy = recovery.policy
+        self.form = recovery.form
+        self.contracts = recovery.contracts
         self.loop = loop if loop is not None else LoopGuard(forget_after=SESSION_MEMORY)
         self.raise_protocol_errors = raise_protocol_errors
         self.malformed_calls = malformed_calls
-        self._catalog = Catalog(self.effects, trust_annotations)
-        self._declared: Contracts | None = contracts
+        self._catalog = Catalog(recovery)
+        self._declared: Contracts | None = recovery.contracts
         self._session: ClientSession | None = None
         self._generation = 0
         self._lock = anyio.Lock()
@@ -304,24 +303,15 @@ class RecoveringSession:
         note = compose_note(name, arguments, text, guidance) if guidance else None
         if self.raise_protocol_errors and isinstance(exc, MCPError):
             raise exc
-        findings = Findings(
-            tool=name,
+        findings = CallRecord.of_failure(
+            failure,
             effect=info.effect.value,
             effect_source=info.effect_source,
             form=self.form.value,
-            failed=True,
-            attempts=failure.attempts,
-            kind=failure.kind.value,
             rule=rule,
             source=source.value,
-            reason=failure.reason,
-            guidance=guidance,
             note=note.text if note else None,
             neutralised=note.neutralised if note else (),
-            retry_after=failure.retry_after,
-            outcome_unknown=failure.outcome_unknown,
-            stop=failure.stop.value if failure.stop is not None else None,
-            why_stopped=failure.why_stopped,
             history=_failed_history(failure.history),
         )
         log.info(
@@ -361,7 +351,7 @@ class RecoveringSession:
             made = receipt(
                 name, value, violations, available_tools=available, substitutes=substitutes
             )
-        findings = Findings(
+        findings = CallRecord(
             tool=name,
             effect=info.effect.value,
             effect_source=info.effect_source,

@@ -20,8 +20,7 @@ is still guarded, without contracts from the run.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 
 from agents import AgentBase, RunContextWrapper
 from agents.mcp import MCPServer, MCPToolMetaContext
@@ -31,15 +30,18 @@ from mcp.types import Tool as MCPTool
 
 from toolmend import (
     Effect,
-    Form,
-    RetryPolicy,
     ToolFailed,
     ToolFailure,
     Verdict,
     classify_result,
 )
-from toolmend.contracts import Contracts
-from toolmend.integrations import CallContext, ResultFailed, effect_from_mcp, text_of
+from toolmend.integrations import (
+    CallContext,
+    Recovery,
+    RecoveryOptions,
+    ResultFailed,
+    text_of,
+)
 
 from . import pending
 from .contracts import receipt_for
@@ -48,9 +50,6 @@ from .guarded import Guarded
 from .mcp import MCPErrorResults
 
 __all__ = ["RecoveringServer"]
-
-
-_DEFAULT_POLICY = RetryPolicy()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -93,24 +92,16 @@ class RecoveringServer(MCPServer):
     call that raised, writes included.
     """
 
-    def __init__(
-        self,
-        server: MCPServer,
-        *,
-        effects: Mapping[str, Effect | str] | None = None,
-        trust_annotations: bool = False,
-        retry: RetryPolicy | None = _DEFAULT_POLICY,
-        contracts: Contracts | None = None,
-        form: Form | str = Form.C3,
-    ) -> None:
+    def __init__(self, server: MCPServer, **options: Unpack[RecoveryOptions]) -> None:
         # MCPServer.__init__ is not called: every setting is the wrapped server's.
+        self.recovery = Recovery.of(**options)
         self.wrapped = server
-        self.effects = {name: Effect.parse(value) for name, value in (effects or {}).items()}
-        self.trust_annotations = trust_annotations
-        self.policy = retry if retry is not None else RetryPolicy.none()
-        self.contracts = contracts
-        self.form = Form.parse(form)
-        self._hints: dict[str, Effect] = {}
+        self.effects = self.recovery.effects
+        self.trust_annotations = self.recovery.trust_annotations
+        self.policy = self.recovery.policy
+        self.contracts = self.recovery.contracts
+        self.form = self.recovery.form
+        self._annotations: dict[str, Any] = {}
         self.tool_meta_resolver = self._resolve_meta
         self.custom_data_extractor = self._extractor()
 
@@ -170,7 +161,7 @@ class RecoveringServer(MCPServer):
     ) -> list[MCPTool]:
         tools = await self.wrapped.list_tools(run_context, agent)
         if self.trust_annotations:
-            self._hints.update({tool.name: effect_from_mcp(tool.annotations) for tool in tools})
+            self._annotations.update({tool.name: tool.annotations for tool in tools})
         return tools
 
     async def list_prompts(self) -> ListPromptsResult:
@@ -195,10 +186,8 @@ class RecoveringServer(MCPServer):
     def effect(self, tool: str, shown_as: str | None = None) -> Effect:
         """The effect of ``tool``: declared (by its name or the name the model sees), else
         its annotations' claim when trusted, else ``unknown``."""
-        for name in (tool, shown_as):
-            if name is not None and name in self.effects:
-                return self.effects[name]
-        return self._hints.get(tool, Effect.UNKNOWN) if self.trust_annotations else Effect.UNKNOWN
+        effect, _ = self.recovery.effect(tool, shown_as, annotations=self._annotations.get(tool))
+        return effect
 
     async def call_tool(
         self, tool_name: str, arguments: dict[str, Any] | None, meta: dict[str, Any] | None = None
