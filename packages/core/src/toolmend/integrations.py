@@ -18,7 +18,7 @@ from .detect import text_of
 from .effects import effect_from_mcp, effect_of
 from .exceptions import ExceptionInfo, ResultFailed, describe_exception
 from .failure import validation_details
-from .forms import Rewrite
+from .forms import Rewrite, pending_verdict
 from .guidance import (
     GUIDANCE,
     VERIFY_FIRST,
@@ -35,7 +35,7 @@ from .options import Recovery, RecoveryOptions
 from .records import CallRecord
 from .retry import CallContext, RetryBudget
 from .runner import aexecute, execute
-from .runs import RunRegistry, RunState, pending_verdict, verdict_from_record, verdict_record
+from .runs import RunRegistry, RunState, scoped, verdict_from_record, verdict_record
 from .signature import ToolSignature, is_async
 
 __all__ = [
@@ -76,6 +76,7 @@ __all__ = [
     "parse_arguments",
     "pending_verdict",
     "runtime_note",
+    "scoped",
     "stub_superseded_failures",
     "text_of",
     "unknown_tool",

@@ -11,22 +11,42 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from .detect import Verdict
 from .loop import LoopGuard
-from .model import Form, Kind, Source
+from .model import Kind, Source
 
-__all__ = [
-    "BoundedDict",
-    "RunRegistry",
-    "RunState",
-    "pending_verdict",
-    "verdict_from_record",
-    "verdict_record",
-]
+__all__ = ["RunRegistry", "RunState", "scoped", "verdict_from_record", "verdict_record"]
+
+
+T = TypeVar("T")
+
+
+@contextmanager
+def scoped(var: ContextVar[T | None], value: T) -> Iterator[T]:
+    """Give ``var`` the value ``value`` for the block, and back its old value after.
+
+    How an adapter keeps per-call or per-run state where its framework gives no
+    place to put it: the context travels with the run into its tasks and
+    threads, so concurrent runs each see their own value and never mix.
+
+    Args:
+        var: The context variable (``None`` outside any block).
+        value: What the block, and everything it starts, sees.
+
+    Yields:
+        ``value``, for ``with scoped(var, Thing()) as thing:``.
+    """
+    token = var.set(value)
+    try:
+        yield value
+    finally:
+        var.reset(token)
 
 
 def verdict_record(verdict: Verdict) -> dict[str, Any]:
@@ -69,38 +89,6 @@ def verdict_from_record(record: Mapping[str, Any], *, rule: str = "recorded") ->
         _text(record.get("reason")),
         _text(record.get("guidance")),
     )
-
-
-def pending_verdict(verdict: Verdict, form: Form | str | None, shown: str | bool) -> Verdict:
-    """The verdict the decision-step rewrite still has to deliver for one tool result.
-
-    Form C1 puts a failure's guidance in the tool result itself.  Once the
-    result holds it, the rewrite must not deliver it again (the model would
-    read the next step twice), so the verdict to record is a clean one.  Every
-    adapter records what this returns rather than deciding it itself.
-
-    Args:
-        verdict: The failure's verdict (a clean one comes back unchanged).
-        form: The delivery form; ``None`` or a name that does not parse counts
-            as not C1.
-        shown: The text the model reads for the result, which is searched for
-            the guidance, or ``True``/``False`` when the adapter already knows
-            whether it put the guidance there.
-
-    Returns:
-        ``Verdict(False)`` when the guidance is already delivered, else ``verdict``.
-    """
-    if not verdict.failed:
-        return verdict
-    try:
-        c1 = form is not None and Form.parse(form) is Form.C1
-    except ValueError:
-        c1 = False
-    if isinstance(shown, str):
-        delivered = verdict.guidance is not None and verdict.guidance in shown
-    else:
-        delivered = shown
-    return Verdict(False) if c1 and delivered else verdict
 
 
 class BoundedDict(dict[str, Verdict]):

@@ -128,19 +128,14 @@ class RecoveringSession:
         malformed_calls: bool = True,
         **options: Unpack[RecoveryOptions],
     ) -> None:
-        recovery = Recovery.of(**options)
+        self.recovery = Recovery.of(**options)
         self.wrapped = session_or_client
         self.read_timeout = read_timeout
-        self.effects = recovery.effects
-        self.trust_annotations = recovery.trust_annotations
-        self.policy = recovery.policy
-        self.form = recovery.form
-        self.contracts = recovery.contracts
         self.loop = loop if loop is not None else LoopGuard(forget_after=SESSION_MEMORY)
         self.raise_protocol_errors = raise_protocol_errors
         self.malformed_calls = malformed_calls
-        self._catalog = Catalog(recovery)
-        self._declared: Contracts | None = recovery.contracts
+        self._catalog = Catalog(self.recovery)
+        self._declared: Contracts | None = self.recovery.contracts
         self._session: ClientSession | None = None
         self._generation = 0
         self._lock = anyio.Lock()
@@ -206,7 +201,7 @@ class RecoveringSession:
                 return self._catalog
             if generation == self._generation:
                 self._catalog.load(tools)
-                self._declared = _with_schemas(self.contracts, tools)
+                self._declared = _with_schemas(self.recovery.contracts, tools)
                 log.debug("toolmend.mcp: listed %d tools", len(tools))
         return self._catalog
 
@@ -274,7 +269,7 @@ class RecoveringSession:
             tool=name,
             arguments=args,
             effect=info.effect,
-            policy=self.policy,
+            policy=self.recovery.policy,
             history=history,
         )
         if isinstance(outcome, ToolFailure):
@@ -307,7 +302,7 @@ class RecoveringSession:
             failure,
             effect=info.effect.value,
             effect_source=info.effect_source,
-            form=self.form.value,
+            form=self.recovery.form.value,
             rule=rule,
             source=source.value,
             note=note.text if note else None,
@@ -320,7 +315,7 @@ class RecoveringSession:
             info.effect.value, info.effect_source,
         )  # fmt: skip
         # The core's C1 rule: the guidance follows the result's own text in the result.
-        append = failure.result_text(self.form, "") if guidance else None
+        append = failure.result_text(self.recovery.form, "") if guidance else None
         return with_findings(base, findings, append=append)
 
     def _succeeded(
@@ -355,7 +350,7 @@ class RecoveringSession:
             tool=name,
             effect=info.effect.value,
             effect_source=info.effect_source,
-            form=self.form.value,
+            form=self.recovery.form.value,
             failed=False,
             attempts=len(history) + 1,
             source=Source.CONTRACT.value if made is not None else None,
@@ -370,7 +365,7 @@ class RecoveringSession:
                 "toolmend.mcp: %s result violates its contract: %s",
                 name, ", ".join(v.code.value for v in violations),
             )  # fmt: skip
-        block = made.advisory() if made is not None and self.form is not Form.OFF else None
+        block = made.advisory() if made is not None and self.recovery.form is not Form.OFF else None
         return with_findings(result, findings, extra_block=block)
 
 

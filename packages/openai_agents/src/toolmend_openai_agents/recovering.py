@@ -96,11 +96,6 @@ class RecoveringServer(MCPServer):
         # MCPServer.__init__ is not called: every setting is the wrapped server's.
         self.recovery = Recovery.of(**options)
         self.wrapped = server
-        self.effects = self.recovery.effects
-        self.trust_annotations = self.recovery.trust_annotations
-        self.policy = self.recovery.policy
-        self.contracts = self.recovery.contracts
-        self.form = self.recovery.form
         self._annotations: dict[str, Any] = {}
         self.tool_meta_resolver = self._resolve_meta
         self.custom_data_extractor = self._extractor()
@@ -127,7 +122,7 @@ class RecoveringServer(MCPServer):
     ) -> ToolErrorFunction | None:
         chosen = self.wrapped._get_failure_error_function(agent_failure_error_function)
         given = UNSET if chosen is default_tool_error_function else chosen
-        own: FailureFunction | None = own_failure_function(given, form=self.form)
+        own: FailureFunction | None = own_failure_function(given, form=self.recovery.form)
         return own
 
     def _get_needs_approval_for_tool(self, tool: MCPTool, agent: AgentBase | None) -> Any:
@@ -160,7 +155,7 @@ class RecoveringServer(MCPServer):
         self, run_context: RunContextWrapper[Any] | None = None, agent: AgentBase | None = None
     ) -> list[MCPTool]:
         tools = await self.wrapped.list_tools(run_context, agent)
-        if self.trust_annotations:
+        if self.recovery.trust_annotations:
             self._annotations.update({tool.name: tool.annotations for tool in tools})
         return tools
 
@@ -211,7 +206,7 @@ class RecoveringServer(MCPServer):
                     raise ResultFailed(text, verdict.kind, verdict.reason, failed)
             return result
 
-        guarded = Guarded(self.effect(tool_name, shown_as), self.policy)
+        guarded = Guarded(self.effect(tool_name, shown_as), self.recovery.policy)
         outcome = await guarded.arun(
             attempt,
             tool=tool,
@@ -244,7 +239,7 @@ class RecoveringServer(MCPServer):
         structured = result.structured_content
         use_structured = getattr(self.wrapped, "use_structured_content", False) is True
         value = structured if use_structured and structured else _text(result)
-        receipt = receipt_for(context, tool, value, self.contracts)
+        receipt = receipt_for(context, tool, value, self.recovery.contracts)
         if receipt is None:
             return result
         block = TextContent(type="text", text=receipt)

@@ -18,7 +18,7 @@ from typing import Any
 
 from toolmend import ToolFailure
 from toolmend.contracts import Review
-from toolmend.integrations import AttemptRecord, Report
+from toolmend.integrations import AttemptRecord, Report, scoped
 
 __all__ = [
     "Captured",
@@ -166,12 +166,8 @@ def capture() -> Iterator[Captured]:
     task copies the context when it starts); consuming the stream may happen
     anywhere.
     """
-    captured = Captured()
-    token = _CAPTURE.set(captured)
-    try:
+    with scoped(_CAPTURE, Captured()) as captured:
         yield captured
-    finally:
-        _CAPTURE.reset(token)
 
 
 def failed(call_id: str | None, shown: str, failure: ToolFailure) -> None:
