@@ -31,7 +31,7 @@ from .guidance import (
 from .loop import Observation, stub_superseded_failures
 from .malformed import argument_errors, check_call, parse_arguments, unknown_tool
 from .model import Detection, Report, Source
-from .options import Recovery, RecoveryOptions
+from .options import Delegating, Recovery, RecoveryOptions
 from .records import CallRecord
 from .retry import CallContext, RetryBudget
 from .runner import aexecute, execute
@@ -45,6 +45,7 @@ __all__ = [
     "CallContext",
     "CallRecord",
     "Classification",
+    "Delegating",
     "Detection",
     "ExceptionInfo",
     "Note",

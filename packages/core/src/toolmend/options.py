@@ -19,7 +19,7 @@ from .effects import Effect, effect_from_mcp
 from .model import Form
 from .retry import RetryPolicy
 
-__all__ = ["DEFAULT_RETRY", "Recovery", "RecoveryOptions"]
+__all__ = ["DEFAULT_RETRY", "Delegating", "Recovery", "RecoveryOptions"]
 
 DEFAULT_RETRY = RetryPolicy()
 """The policy used when none is given (``retry=None`` means no automatic retry)."""
@@ -118,3 +118,24 @@ class Recovery:
             if hinted is not Effect.UNKNOWN:
                 return hinted, "annotations"
         return Effect.UNKNOWN, "default"
+
+
+class Delegating:
+    """A wrapper whose every attribute it does not define is the wrapped object's own.
+
+    A recovering wrapper changes how tools are called and nothing else, so the
+    host keeps using it as the object it wraps (listing tools, settings,
+    sessions).  Dunder names are not forwarded: copying and pickling must see
+    the wrapper, not reach into the wrapped object.
+
+    Attributes:
+        wrapped: The wrapped object (a client, session or server).
+    """
+
+    wrapped: Any
+
+    def __getattr__(self, name: str) -> Any:
+        """The wrapped object's attribute ``name`` (only called when ours has none)."""
+        if name.startswith("__") or name == "wrapped":
+            raise AttributeError(name)
+        return getattr(self.wrapped, name)

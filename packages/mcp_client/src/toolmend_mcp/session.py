@@ -28,6 +28,7 @@ from toolmend.integrations import (
     AttemptRecord,
     CallContext,
     CallRecord,
+    Delegating,
     Recovery,
     RecoveryOptions,
     Source,
@@ -87,7 +88,7 @@ class _Success:
     """The SDK's output-schema complaint, when it had one."""
 
 
-class RecoveringSession:
+class RecoveringSession(Delegating):
     """Wrap an MCP client once; every ``call_tool`` classifies, retries safely and reports.
 
     - ``effects`` maps tool names to ``read_only``, ``idempotent`` or ``write``;
@@ -118,6 +119,8 @@ class RecoveringSession:
       argument to change.  ``False`` sends every call as given.
     """
 
+    wrapped: ClientSession | Client
+
     def __init__(
         self,
         session_or_client: ClientSession | Client,
@@ -139,12 +142,6 @@ class RecoveringSession:
         self._session: ClientSession | None = None
         self._generation = 0
         self._lock = anyio.Lock()
-
-    def __getattr__(self, name: str) -> Any:
-        """Everything but ``call_tool`` is the wrapped client's own (``list_tools``, ...)."""
-        if name.startswith("__") or name == "wrapped":
-            raise AttributeError(name)
-        return getattr(self.wrapped, name)
 
     # -- the tool listing ------------------------------------------------------
 

@@ -37,6 +37,7 @@ from toolmend import (
 )
 from toolmend.integrations import (
     CallContext,
+    Delegating,
     Recovery,
     RecoveryOptions,
     ResultFailed,
@@ -65,7 +66,7 @@ def _text(result: CallToolResult) -> str:
     return text_of([block.model_dump(mode="json") for block in result.content]) or ""
 
 
-class RecoveringServer(MCPServer):
+class RecoveringServer(Delegating, MCPServer):
     """Wrap an SDK MCP server (``MCPServerStdio``, ``MCPServerSse``, ...) so its tools recover.
 
     ``Agent(mcp_servers=[RecoveringServer(MCPServerStdio(params), effects={...})])``;
@@ -92,6 +93,8 @@ class RecoveringServer(MCPServer):
     call that raised, writes included.
     """
 
+    wrapped: MCPServer
+
     def __init__(self, server: MCPServer, **options: Unpack[RecoveryOptions]) -> None:
         # MCPServer.__init__ is not called: every setting is the wrapped server's.
         self.recovery = Recovery.of(**options)
@@ -99,12 +102,6 @@ class RecoveringServer(MCPServer):
         self._annotations: dict[str, Any] = {}
         self.tool_meta_resolver = self._resolve_meta
         self.custom_data_extractor = self._extractor()
-
-    def __getattr__(self, name: str) -> Any:
-        """Every other attribute is the wrapped server's (its settings, session, ...)."""
-        if name.startswith("__") or name == "wrapped":
-            raise AttributeError(name)
-        return getattr(self.wrapped, name)
 
     # -- the hooks the SDK reads from the server --------------------------------
 
