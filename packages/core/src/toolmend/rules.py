@@ -63,6 +63,7 @@ class Rule:
 
     @property
     def label(self) -> str:
+        """The rule's name in reports: its own name, else what it matches."""
         return self.name or self.phrase or self.code or f"{self.field}={self.equals}"
 
 
@@ -155,6 +156,7 @@ def set_rules(rules: Rules | Iterable[Rule | Mapping[str, Any]] | None) -> Rules
 
 
 def current_rules() -> Rules:
+    """The rules in effect in this context (see :func:`set_rules`)."""
     return _current
 
 

@@ -151,6 +151,7 @@ class RunRegistry:
                 self._runs.pop(gone, None)
 
     def drop(self, key: Hashable) -> None:
+        """Forget the run ``key`` now."""
         with self._lock:
             self._runs.pop(key, None)
 

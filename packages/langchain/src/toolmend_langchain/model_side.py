@@ -37,6 +37,7 @@ class Rewritten:
 
     @property
     def changed(self) -> bool:
+        """Whether any message differs from what was given."""
         return self.report.changed
 
 

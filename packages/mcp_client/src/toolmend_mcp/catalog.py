@@ -47,20 +47,26 @@ class Catalog:
     """Whether ``tools`` holds a full listing; ``False`` means list again before use."""
 
     def load(self, tools: Iterable[Tool]) -> None:
+        """Keep a full listing of the tools."""
         self.tools = {tool.name: tool for tool in tools}
         self.complete = True
 
     def invalidate(self) -> None:
+        """Mark the listing stale; it is read again before the next use."""
         self.complete = False
 
     def schemas(self) -> dict[str, Mapping[str, Any] | None] | None:
-        """Each listed tool's input schema, for the core's check of a call (``None``:
-        no full listing, so no name can be called unknown)."""
+        """Each listed tool's input schema, for the core's check of a call.
+
+        Each listed tool's input schema, for the core's check of a call (``None``:
+        no full listing, so no name can be called unknown).
+        """
         if not self.complete:
             return None
         return {name: input_schema(tool) for name, tool in self.tools.items()}
 
     def info(self, name: str) -> ToolInfo:
+        """What the session knows about ``name``: its effect and its output schema."""
         tool = self.tools.get(name)
         annotations = tool.annotations if tool is not None else None
         effect, source = self.recovery.effect(name, annotations=annotations)

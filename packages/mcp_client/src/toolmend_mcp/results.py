@@ -83,10 +83,18 @@ def with_findings(
 ) -> CallToolResult:
     """A copy of ``result`` with the core's record of the call under ``_meta["toolmend"]``.
 
-    ``append`` is added to the last text block (form C1, ``"\\n" + guidance``, as
-    the core's C1 does); ``extra_block`` becomes a text block of its own, so the
-    server's blocks stay byte-for-byte what it sent.  The structured content is
-    never touched.
+    The server's blocks stay byte-for-byte what it sent, except for the one
+    text that form C1 extends; the structured content is never touched.
+
+    Args:
+        result: The result as the server sent it (not modified).
+        findings: The core's record of the call.
+        append: Text added to the last text block (form C1: a newline and the
+            guidance, as the core's C1 does), or a new block when there is none.
+        extra_block: Text that becomes a text block of its own (a receipt).
+
+    Returns:
+        The copy.
     """
     meta = dict(result.meta or {})
     meta[META_KEY] = findings.to_dict()

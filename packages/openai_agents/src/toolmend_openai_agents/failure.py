@@ -124,6 +124,7 @@ class FailureFunction:
         self.validator = validator
 
     def __call__(self, ctx: RunContextWrapper[Any], error: Exception) -> str | Awaitable[str]:
+        """The text the model reads for ``error``; the verdict is recorded for the filter."""
         try:
             failure = failure_of(ctx, error, self.effect, self.validator)
             shown = failure.result_text(self.form)
@@ -199,8 +200,11 @@ def own_failure_function(
     effect: Effect | str = Effect.UNKNOWN,
     validator: Validator | None = None,
 ) -> FailureFunction | None:
-    """Toolmend's failure function in place of ``given``, which supplies the text if it is
-    the user's own; ``None`` stays ``None`` (the SDK raises) and :data:`UNSET` is ours."""
+    """Toolmend's failure function in place of ``given``.
+
+    Toolmend's failure function in place of ``given``, which supplies the text if it is
+    the user's own; ``None`` stays ``None`` (the SDK raises) and :data:`UNSET` is ours.
+    """
     if given is UNSET:
         return FailureFunction(form, effect=effect, validator=validator)
     if given is None:
@@ -220,7 +224,9 @@ def tool_error_formatter(
     effect: Effect | str = Effect.UNKNOWN,
     malformed_calls: bool = True,
 ) -> Callable[[ToolErrorFormatterArgs[Any]], str | Awaitable[str] | None]:
-    """A ``RunConfig.tool_error_formatter`` that does for plain ``agents.function_tool``
+    """A ``RunConfig.tool_error_formatter`` that tells the model what failed.
+
+    A ``RunConfig.tool_error_formatter`` that does for plain ``agents.function_tool``
     tools (those left on the SDK's default failure function) what
     :func:`failure_error_function` does; other errors keep the SDK's message.
 

@@ -63,6 +63,7 @@ class InputFilter:
             return data
 
     def __call__(self, data: CallModelData[Any]) -> ModelInputData | Awaitable[ModelInputData]:
+        """Our rewrite of the model input, then the user's filter on it."""
         remember_agent(data.agent, data.context)
         ours = self.apply(data.model_data)
         if self.then is None:

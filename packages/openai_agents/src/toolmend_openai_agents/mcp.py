@@ -66,6 +66,7 @@ class MCPErrorResults:
     def __call__(
         self, context: MCPToolCustomDataContext
     ) -> Mapping[str, Any] | Awaitable[Mapping[str, Any] | None] | None:
+        """Record an ``isError`` result, then run the user's extractor."""
         try:
             _record(context)
         except Exception:

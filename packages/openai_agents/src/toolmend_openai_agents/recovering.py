@@ -129,16 +129,20 @@ class RecoveringServer(Delegating, MCPServer):
 
     @property
     def name(self) -> str:
+        """The wrapped server's name."""
         return self.wrapped.name
 
     @property
     def cached_tools(self) -> list[MCPTool] | None:
+        """The wrapped server's cached tool listing."""
         return self.wrapped.cached_tools
 
     async def connect(self) -> None:
+        """Connect the wrapped server."""
         await self.wrapped.connect()  # type: ignore[no-untyped-call]  # untyped in the SDK
 
     async def cleanup(self) -> None:
+        """Close the wrapped server."""
         await self.wrapped.cleanup()  # type: ignore[no-untyped-call]  # untyped in the SDK
 
     async def __aenter__(self) -> RecoveringServer:
@@ -151,33 +155,42 @@ class RecoveringServer(Delegating, MCPServer):
     async def list_tools(
         self, run_context: RunContextWrapper[Any] | None = None, agent: AgentBase | None = None
     ) -> list[MCPTool]:
+        """The wrapped server's tools; their annotations are kept when they are trusted."""
         tools = await self.wrapped.list_tools(run_context, agent)
         if self.recovery.trust_annotations:
             self._annotations.update({tool.name: tool.annotations for tool in tools})
         return tools
 
     async def list_prompts(self) -> ListPromptsResult:
+        """The wrapped server's prompts."""
         return await self.wrapped.list_prompts()
 
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None
     ) -> GetPromptResult:
+        """A prompt of the wrapped server."""
         return await self.wrapped.get_prompt(name, arguments)
 
     async def list_resources(self, cursor: str | None = None) -> Any:
+        """The wrapped server's resources."""
         return await self.wrapped.list_resources(cursor)
 
     async def list_resource_templates(self, cursor: str | None = None) -> Any:
+        """The wrapped server's resource templates."""
         return await self.wrapped.list_resource_templates(cursor)
 
     async def read_resource(self, uri: str) -> Any:
+        """A resource of the wrapped server."""
         return await self.wrapped.read_resource(uri)
 
     # -- calls ------------------------------------------------------------------
 
     def effect(self, tool: str, shown_as: str | None = None) -> Effect:
-        """The effect of ``tool``: declared (by its name or the name the model sees), else
-        its annotations' claim when trusted, else ``unknown``."""
+        """The effect of ``tool``; a declaration wins over a trusted annotation.
+
+        The effect of ``tool``: declared (by its name or the name the model sees), else
+        its annotations' claim when trusted, else ``unknown``.
+        """
         effect, _ = self.recovery.effect(tool, shown_as, annotations=self._annotations.get(tool))
         return effect
 
