@@ -52,7 +52,15 @@ class Effect(enum.StrEnum):
 
 
 def declare_effect(effect: Effect | str) -> Callable[[F], F]:
-    """Decorator that records a tool function's effect on it, for adapters to read."""
+    """Decorator that records a tool function's effect on it, for adapters to read.
+
+    Args:
+        effect: ``read_only``, ``idempotent``, ``write`` or ``unknown`` (an
+            unrecognised value is ``unknown``: handled as a write).
+
+    Returns:
+        A decorator that returns the function itself, marked.
+    """
     parsed = Effect.parse(effect)
 
     def mark(fn: F) -> F:

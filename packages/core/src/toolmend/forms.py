@@ -124,6 +124,17 @@ def rewrite(
     over reading the text.  ``client`` is the User-Agent that selects agent rules.
     ``rules`` are user rules checked before the built-in ones (default: those
     installed with :func:`toolmend.set_rules`).
+
+    Args:
+        messages: The conversation, in ``format``; it is never modified.
+        form: The delivery form (``off``, ``c1``-``c4``; default C3).
+        format: ``openai``, ``responses`` or ``anthropic``.
+        client: The User-Agent that selects agent rules.
+        recorded: Call id to the verdict an adapter already holds.
+        rules: User rules checked before the built-in ones.
+
+    Returns:
+        The messages to send (the same object when nothing changed) and the report.
     """
     try:
         chosen = Form.parse(form)

@@ -178,6 +178,24 @@ def fail_soft(
     parameter that receives the per-call key (the same on every attempt); the
     tool is then taken to honour it, and the parameter is hidden from the
     public signature.  Use bare (``@fail_soft``) or with arguments.
+
+    Args:
+        fn: The tool function (sync or async); omitted when used with arguments.
+        effect: The tool's declared effect (``read_only``, ``idempotent``,
+            ``write``; undeclared is ``unknown``, handled as a write).
+        retry: The :class:`RetryPolicy` (``None``: no automatic retry).
+        loop: A :class:`LoopGuard` that refuses calls that cannot succeed.
+        verify: ``(call, exc) -> True/False/None``, asked before repeating a call
+            that may have landed.
+        idempotency_key: The parameter that receives the per-call key.
+        passthrough: Exception types that propagate untouched.
+        name: The tool's name in failures and reports (default: the function's).
+
+    Returns:
+        The wrapped function, or a decorator when ``fn`` is omitted.
+
+    Raises:
+        TypeError: ``idempotency_key`` names no keyword parameter of ``fn``.
     """
     if fn is None:
         return functools.partial(

@@ -91,6 +91,16 @@ def rewrite_messages(
 
     Recorded kinds on the tool results come first, text detection otherwise.
     Untouched messages come back as the same objects; never raises.
+
+    Args:
+        messages: The messages of the request.
+        form: The delivery form.
+        client: The User-Agent that selects agent rules.
+        stub_superseded: Replace failed results that a later success of the same
+            tool superseded with a one-line stub.
+
+    Returns:
+        The messages to send and the core's report.
     """
     originals = list(messages)
     try:

@@ -114,7 +114,14 @@ def with_findings(
 
 
 def findings_of(result: CallToolResult) -> Mapping[str, Any] | None:
-    """The findings a recovering session attached, if any."""
+    """The findings a recovering session attached, if any.
+
+    Args:
+        result: A result a :class:`RecoveringSession` returned.
+
+    Returns:
+        The record under ``_meta["toolmend"]``, or ``None``.
+    """
     meta = result.meta
     if not isinstance(meta, Mapping):
         return None
@@ -128,6 +135,12 @@ def verdict_of(result: CallToolResult) -> Verdict | None:
     It carries what the text alone cannot: a JSON-RPC code, a write whose
     outcome is unknown (the verify-first guidance), a blocked repeat.  ``None``
     when the session attached nothing or the findings are not readable.
+
+    Args:
+        result: A result a :class:`RecoveringSession` returned.
+
+    Returns:
+        The verdict, or ``None``.
     """
     found = findings_of(result)
     return None if found is None else verdict_from_record(found, rule="is_error")

@@ -117,6 +117,15 @@ class RecoveringSession(Delegating):
       or with arguments that break the tool's ``inputSchema``, is not sent; it
       comes back as a fixable error result that names the listed tools or the
       argument to change.  ``False`` sends every call as given.
+
+    Args:
+        session_or_client: The connected ``mcp.Client`` or ``ClientSession``.
+        loop: The loop guard, as above.
+        raise_protocol_errors: Re-raise an ``MCPError``, as above.
+        read_timeout: Seconds, as above.
+        malformed_calls: Refuse malformed calls before sending, as above.
+        **options: ``effects``, ``trust_annotations``, ``retry``, ``form`` and
+            ``contracts``, as above (:class:`toolmend.integrations.RecoveryOptions`).
     """
 
     wrapped: ClientSession | Client

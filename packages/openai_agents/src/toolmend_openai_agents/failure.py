@@ -189,6 +189,14 @@ def failure_error_function(
     undeclared effect is a write: a timeout then asks to verify before
     repeating).  ``then`` is your own failure function: its text is shown
     instead of the cause (e.g. to redact it), and if it is async, so is this.
+
+    Args:
+        form: The delivery form.
+        effect: The effect assumed for tools that raised without toolmend's guard.
+        then: Your own failure function, whose text is shown instead of the cause.
+
+    Returns:
+        The failure function.
     """
     return FailureFunction(form, effect=effect, then=then)
 
@@ -233,6 +241,14 @@ def tool_error_formatter(
     With ``malformed_calls``, a call to a tool the agent does not have (when the
     run returns that error to the model) reads the core's fixable error, which
     lists the agent's tools, closest name first.
+
+    Args:
+        form: The delivery form.
+        effect: The effect assumed for the tools it answers for.
+        malformed_calls: Answer calls to unknown tools with the core's fixable error.
+
+    Returns:
+        The formatter.
     """
     chosen = FailureFunction(form, effect=effect)
 

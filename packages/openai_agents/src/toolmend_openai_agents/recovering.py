@@ -91,6 +91,11 @@ class RecoveringServer(Delegating, MCPServer):
 
     Leave the wrapped server's own ``max_retry_attempts`` at 0: it repeats any
     call that raised, writes included.
+
+    Args:
+        server: The SDK MCP server to wrap.
+        **options: ``effects``, ``trust_annotations``, ``retry``, ``contracts`` and
+            ``form``, as above (:class:`toolmend.integrations.RecoveryOptions`).
     """
 
     wrapped: MCPServer
