@@ -754,7 +754,9 @@ def test_effects() -> None:
     assert effect_from_mcp(SimpleNamespace(readOnlyHint=False, idempotentHint=True)) is (
         Effect.IDEMPOTENT
     )
-    assert effect_from_mcp({"destructiveHint": False}) is Effect.UNKNOWN
+    assert effect_from_mcp({"destructiveHint": False}) is Effect.WRITE
+    assert effect_from_mcp(SimpleNamespace(read_only_hint=False)) is Effect.WRITE
+    assert effect_from_mcp({"title": "Search"}) is Effect.UNKNOWN
     assert effect_from_mcp(None) is Effect.UNKNOWN
 
 

@@ -80,6 +80,7 @@ class AttemptRecord:
         return self.stop.sentence if self.stop is not None else None
 
     def to_dict(self) -> dict[str, Any]:
+        """This record as JSON-ready data (the exception left out)."""
         return {
             "attempt": self.attempt,
             "error": self.error,

@@ -31,6 +31,8 @@ class NotUnderstood(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Call:
+    """One tool call in a conversation, in any provider's format."""
+
     id: str | None
     name: str | None
     arguments: Any
@@ -62,6 +64,8 @@ class View:
 
 @dataclass(slots=True)
 class Edits:
+    """What a rewrite changes, kept apart from the messages until a codec applies it."""
+
     appends: dict[Hashable, str] = field(default_factory=dict)
     inserts: list[tuple[Entry | None, str]] = field(default_factory=list)
     removed_calls: dict[Hashable, set[str]] = field(default_factory=dict)
@@ -72,9 +76,13 @@ class Edits:
 
 
 class Codec(Protocol):
-    def view(self, messages: Any) -> View: ...
+    """Reads one message format into a :class:`View` and writes :class:`Edits` back."""
 
-    def apply(self, messages: Any, view: View, edits: Edits) -> list[Any]: ...
+    def view(self, messages: Any) -> View:
+        """The calls and results of ``messages``, in the format's own order."""
+
+    def apply(self, messages: Any, view: View, edits: Edits) -> list[Any]:
+        """A new message list with ``edits`` applied; ``messages`` is left as it is."""
 
 
 def parse_arguments(raw: Any) -> Any:

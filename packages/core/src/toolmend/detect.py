@@ -373,8 +373,17 @@ def classify_result(
 ) -> Verdict:
     """Judge one tool result.  Never raises: unreadable content is not a failure.
 
-    ``tool`` names the tool that produced it, for user rules scoped to a tool;
-    ``rules`` are checked first (default: those installed with ``set_rules``).
+    Args:
+        content: The result as the framework holds it: a string, content blocks,
+            a provider message or a structured value.
+        is_error: The framework's error flag, when it has one; trusted above any text.
+        status: A LangChain ``ToolMessage.status`` (``error`` is a flag).
+        client: The User-Agent of the agent, which selects its own rules.
+        tool: The tool that produced the result, for user rules scoped to a tool.
+        rules: User rules checked first (default: those installed with ``set_rules``).
+
+    Returns:
+        The verdict: failed or not, and for a failure its kind, rule and guidance.
     """
     try:
         chosen = rules if rules is not None else current_rules()

@@ -52,7 +52,15 @@ class Effect(enum.StrEnum):
 
 
 def declare_effect(effect: Effect | str) -> Callable[[F], F]:
-    """Decorator that records a tool function's effect on it, for adapters to read."""
+    """Decorator that records a tool function's effect on it, for adapters to read.
+
+    Args:
+        effect: ``read_only``, ``idempotent``, ``write`` or ``unknown`` (an
+            unrecognised value is ``unknown``: handled as a write).
+
+    Returns:
+        A decorator that returns the function itself, marked.
+    """
     parsed = Effect.parse(effect)
 
     def mark(fn: F) -> F:
@@ -94,10 +102,23 @@ def _hint(annotations: Any, *names: str) -> Any:
 
 
 def effect_from_mcp(annotations: Any) -> Effect:
-    """The effect an MCP tool's annotations claim (``readOnlyHint``, ``idempotentHint``).
+    """The effect an MCP tool's annotations claim; the one mapping every adapter uses.
 
-    Hints are claims by the server: use this only for servers the caller trusts.
-    No annotations, or hints that claim nothing, give ``UNKNOWN``.
+    ``readOnlyHint`` true is a read, else ``idempotentHint`` true is an
+    idempotent write; ``readOnlyHint`` false, or any ``destructiveHint`` (the spec
+    gives it meaning only for tools that write), claims a write.  Annotations
+    that claim nothing, or none at all, give ``UNKNOWN``, which is handled as a
+    write too but tells a report that nobody said so.  Hints are claims by the
+    server (the spec calls them untrusted): use this only for servers the
+    caller trusts.
+
+    Args:
+        annotations: The tool's ``annotations``: an SDK ``ToolAnnotations`` of
+            either SDK line (snake_case or camelCase attributes), a mapping of
+            the wire's names, or ``None``.
+
+    Returns:
+        The claimed effect, ``Effect.UNKNOWN`` when nothing is claimed.
     """
     if annotations is None:
         return Effect.UNKNOWN
@@ -105,4 +126,8 @@ def effect_from_mcp(annotations: Any) -> Effect:
         return Effect.READ_ONLY
     if _hint(annotations, "idempotentHint", "idempotent_hint") is True:
         return Effect.IDEMPOTENT
+    if _hint(annotations, "readOnlyHint", "read_only_hint") is False or (
+        _hint(annotations, "destructiveHint", "destructive_hint") is not None
+    ):
+        return Effect.WRITE
     return Effect.UNKNOWN

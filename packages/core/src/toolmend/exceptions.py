@@ -542,6 +542,12 @@ def classify_exception(exc: BaseException) -> ExceptionInfo:
     """Kind, reason, retry-after hint and dispatch state of a raised exception.
 
     Never raises: an exception whose attributes cannot even be read is ambiguous.
+
+    Args:
+        exc: The exception a tool call raised (its chain and attributes are read).
+
+    Returns:
+        What the exception means for the next action.
     """
     if isinstance(exc, ResultFailed):
         return ExceptionInfo(

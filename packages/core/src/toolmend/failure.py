@@ -155,8 +155,11 @@ class ToolFailure:
         return self.cause if self.guidance is None else f"{self.cause}\n{self.guidance}"
 
     def result_text(self, form: Form | str, text: str | None = None) -> str:
-        """What the tool result itself says in ``form``: ``text`` (default: the cause),
-        followed by the guidance in form C1, the one form that puts it in the result."""
+        """The tool result's own text in ``form``.
+
+        What the tool result itself says in ``form``: ``text`` (default: the cause),
+        followed by the guidance in form C1, the one form that puts it in the result.
+        """
         shown = self.cause if text is None else text
         if self.guidance is None or Form.parse(form) is not Form.C1:
             return shown
@@ -164,8 +167,11 @@ class ToolFailure:
 
     @property
     def why_stopped(self) -> str | None:
-        """Why no further attempt was made, for people (``None``: the call never ran or
-        was not retried by toolmend)."""
+        """Why no further attempt was made, for people.
+
+        Why no further attempt was made, for people (``None``: the call never ran or
+        was not retried by toolmend).
+        """
         return self.stop.sentence if self.stop is not None else None
 
     @classmethod
@@ -220,7 +226,9 @@ class ToolFailure:
         )
 
     def as_returned(self, verdict: Verdict) -> tuple[ToolFailure, Verdict]:
-        """This failure, from :func:`toolmend.integrations.execute`, of a call whose last attempt
+        """This failure, for a call whose last attempt returned a failed result.
+
+        This failure, from :func:`toolmend.integrations.execute`, of a call whose last attempt
         *returned* a failed result that ``verdict`` judged.
 
         Frameworks hand some failures back as results (LangChain's error
@@ -242,8 +250,11 @@ class ToolFailure:
     def not_run(
         cls, tool: str, arguments: Mapping[str, Any], cause: str, *, rule: str, reason: str
     ) -> ToolFailure:
-        """A call refused before it ran because the model wrote it wrong: always fixable,
-        and nothing ran, so nothing can be duplicated."""
+        """A call refused before it ran because the model wrote it wrong.
+
+        A call refused before it ran because the model wrote it wrong: always fixable,
+        and nothing ran, so nothing can be duplicated.
+        """
         return cls(
             tool=tool,
             arguments=arguments,
@@ -270,6 +281,7 @@ class ToolFailure:
 
     @property
     def detection(self) -> Detection:
+        """This failure as the detection record a rewrite report lists."""
         return Detection(
             index=None,
             tool_name=self.tool,
@@ -288,6 +300,7 @@ class ToolFailure:
         return Verdict(True, self.kind, self.rule, Source.EXCEPTION, self.reason, self.guidance)
 
     def to_dict(self) -> dict[str, Any]:
+        """This failure as JSON-ready data (the exception as its description)."""
         return {
             "tool": self.tool,
             "arguments": _jsonable(self.arguments),
@@ -327,7 +340,9 @@ def _short(value: Any) -> str:
 def validation_details(
     error: Any, *, prefix: str | None = None, only: Collection[str] | None = None
 ) -> str:
-    """What a pydantic ``ValidationError`` says is wrong, one ``path: message (got value)``
+    """What a pydantic ``ValidationError`` says is wrong, in one line.
+
+    What a pydantic ``ValidationError`` says is wrong, one ``path: message (got value)``
     per error, joined by ``; `` (``prefix`` starts each path, e.g. the parameter name).
 
     ``only`` keeps the errors whose path starts with one of those names: the

@@ -22,7 +22,7 @@ from .guidance import STEP_LIMIT, compose_note, guidance_for, join_notes, notes_
 from .model import Detection, Form, Kind, Report, Source
 from .rules import Rules
 
-__all__ = ["Rewrite", "decision_step", "rewrite"]
+__all__ = ["Rewrite", "decision_step", "pending_verdict", "rewrite"]
 
 log = logging.getLogger("toolmend")
 
@@ -124,6 +124,17 @@ def rewrite(
     over reading the text.  ``client`` is the User-Agent that selects agent rules.
     ``rules`` are user rules checked before the built-in ones (default: those
     installed with :func:`toolmend.set_rules`).
+
+    Args:
+        messages: The conversation, in ``format``; it is never modified.
+        form: The delivery form (``off``, ``c1``-``c4``; default C3).
+        format: ``openai``, ``responses`` or ``anthropic``.
+        client: The User-Agent that selects agent rules.
+        recorded: Call id to the verdict an adapter already holds.
+        rules: User rules checked before the built-in ones.
+
+    Returns:
+        The messages to send (the same object when nothing changed) and the report.
     """
     try:
         chosen = Form.parse(form)
@@ -246,3 +257,35 @@ def _plan(view: View, form: Form, failures: list[_Failure]) -> Edits:
     else:
         edits.inserts.append((last, notes))
     return edits
+
+
+def pending_verdict(verdict: Verdict, form: Form | str | None, shown: str | bool) -> Verdict:
+    """The verdict the decision-step rewrite still has to deliver for one tool result.
+
+    Form C1 puts a failure's guidance in the tool result itself.  Once the
+    result holds it, the rewrite must not deliver it again (the model would
+    read the next step twice), so the verdict to record is a clean one.  Every
+    adapter records what this returns rather than deciding it itself.
+
+    Args:
+        verdict: The failure's verdict (a clean one comes back unchanged).
+        form: The delivery form; ``None`` or a name that does not parse counts
+            as not C1.
+        shown: The text the model reads for the result, which is searched for
+            the guidance, or ``True``/``False`` when the adapter already knows
+            whether it put the guidance there.
+
+    Returns:
+        ``Verdict(False)`` when the guidance is already delivered, else ``verdict``.
+    """
+    if not verdict.failed:
+        return verdict
+    try:
+        c1 = form is not None and Form.parse(form) is Form.C1
+    except ValueError:
+        c1 = False
+    if isinstance(shown, str):
+        delivered = verdict.guidance is not None and verdict.guidance in shown
+    else:
+        delivered = shown
+    return Verdict(False) if c1 and delivered else verdict

@@ -18,7 +18,7 @@ from .detect import text_of
 from .effects import effect_from_mcp, effect_of
 from .exceptions import ExceptionInfo, ResultFailed, describe_exception
 from .failure import validation_details
-from .forms import Rewrite
+from .forms import Rewrite, pending_verdict
 from .guidance import (
     GUIDANCE,
     VERIFY_FIRST,
@@ -31,20 +31,27 @@ from .guidance import (
 from .loop import Observation, stub_superseded_failures
 from .malformed import argument_errors, check_call, parse_arguments, unknown_tool
 from .model import Detection, Report, Source
+from .options import Delegating, Recovery, RecoveryOptions
+from .records import CallRecord
 from .retry import CallContext, RetryBudget
 from .runner import aexecute, execute
-from .runs import RunRegistry, RunState, verdict_from_record, verdict_record
+from .runs import RunRegistry, RunState, scoped, verdict_from_record, verdict_record
+from .signature import ToolSignature, is_async
 
 __all__ = [
     "GUIDANCE",
     "VERIFY_FIRST",
     "AttemptRecord",
     "CallContext",
+    "CallRecord",
     "Classification",
+    "Delegating",
     "Detection",
     "ExceptionInfo",
     "Note",
     "Observation",
+    "Recovery",
+    "RecoveryOptions",
     "Report",
     "ResultFailed",
     "RetryBudget",
@@ -53,6 +60,7 @@ __all__ = [
     "RunState",
     "Source",
     "Stop",
+    "ToolSignature",
     "aexecute",
     "argument_errors",
     "cap_error",
@@ -65,8 +73,11 @@ __all__ = [
     "effect_of",
     "execute",
     "format_arguments",
+    "is_async",
     "parse_arguments",
+    "pending_verdict",
     "runtime_note",
+    "scoped",
     "stub_superseded_failures",
     "text_of",
     "unknown_tool",

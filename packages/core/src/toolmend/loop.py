@@ -169,6 +169,7 @@ class LoopGuard:
             self._refused.pop(tool, None)
 
     def consecutive_failures(self, tool: str) -> int:
+        """Failures in a row of ``tool`` that this guard still remembers."""
         with self._lock:
             self._forget_old(self._clock())
             return self._consecutive.get(tool, 0)
@@ -424,7 +425,9 @@ def stub_superseded_failures(
     format: Format = "openai",
     recorded: Mapping[str, Verdict] | None = None,
 ) -> list[Any]:
-    """Messages with each failed tool result that a later success of the same tool
+    """Messages with superseded failed tool results replaced by stubs.
+
+    Messages with each failed tool result that a later success of the same tool
     superseded replaced by a one-line stub.  Pure: edited messages are copies,
     the rest are the same objects; anything unreadable is left as it is.
 

@@ -1,4 +1,6 @@
-"""Malformed calls: a tool that does not exist, arguments that are not a JSON object,
+"""Malformed calls: the model wrote a call that cannot run as written.
+
+Malformed calls: a tool that does not exist, arguments that are not a JSON object,
 arguments that break the tool's schema.
 
 Frameworks treat these differently: one ends the run (the Agents SDK raises
@@ -79,6 +81,7 @@ class CallCheck:
 
     @property
     def ok(self) -> bool:
+        """Whether the call may run (no failure was found)."""
         return self.failure is None
 
 
@@ -97,8 +100,11 @@ def _json_type(value: Any) -> str:
 
 
 def _scan(text: str) -> tuple[list[str], list[int], bool]:
-    """Open brackets left at the end, positions of trailing commas, and whether a
-    string is still open: one pass outside strings."""
+    """Where a truncated or sloppy JSON text went wrong.
+
+    Open brackets left at the end, positions of trailing commas, and whether a
+    string is still open: one pass outside strings.
+    """
     stack: list[str] = []
     commas: list[int] = []
     pending: int | None = None
@@ -214,8 +220,11 @@ def unknown_tool(tool: str, available: Iterable[str] | None, arguments: Any = No
 
 
 def argument_errors(schema: Mapping[str, Any] | None, arguments: Mapping[str, Any]) -> str | None:
-    """What is wrong with ``arguments`` under the tool's input ``schema``: each error's
-    path and what was expected, joined by ``; `` (``None``: nothing, or no schema)."""
+    """What is wrong with ``arguments`` under the tool's input ``schema``.
+
+    What is wrong with ``arguments`` under the tool's input ``schema``: each error's
+    path and what was expected, joined by ``; `` (``None``: nothing, or no schema).
+    """
     if not schema:
         return None
     from .contracts.schema import validate
@@ -237,7 +246,9 @@ def check_call(
     repair: bool = True,
     validate: bool = True,
 ) -> CallCheck:
-    """Whether a call can run as the model wrote it: the tool exists, its arguments
+    """Whether a call can run as the model wrote it.
+
+    Whether a call can run as the model wrote it: the tool exists, its arguments
     are a JSON object (repaired where exactly one repair exists) and, with
     ``validate``, fit the tool's input schema.
 

@@ -79,6 +79,7 @@ class Detection:
     """The classification rule that read ``reason`` (``paper``, ``code:<system>``, ``http``...)."""
 
     def to_dict(self) -> dict[str, Any]:
+        """This detection as JSON-ready data."""
         extra: dict[str, Any] = {"neutralised": list(self.neutralised)} if self.neutralised else {}
         return {
             "index": self.index,
@@ -106,6 +107,7 @@ class Report:
     skipped: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
+        """This report as JSON-ready data."""
         return {
             "detections": [d.to_dict() for d in self.detections],
             "form": self.form.value,

@@ -76,6 +76,7 @@ class RetryBudget:
 
     @property
     def available(self) -> float:
+        """Tokens left in the budget now."""
         with self._lock:
             return self._tokens
 
@@ -184,6 +185,7 @@ class SleepLog:
 
     @property
     def total(self) -> float:
+        """Seconds slept in all."""
         return sum(self.sleeps)
 
 

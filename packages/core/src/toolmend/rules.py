@@ -63,6 +63,7 @@ class Rule:
 
     @property
     def label(self) -> str:
+        """The rule's name in reports: its own name, else what it matches."""
         return self.name or self.phrase or self.code or f"{self.field}={self.equals}"
 
 
@@ -147,6 +148,12 @@ def set_rules(rules: Rules | Iterable[Rule | Mapping[str, Any]] | None) -> Rules
     """Install rules for every ``classify_result`` and ``rewrite`` that names none.
 
     Returns the old set.
+
+    Args:
+        rules: The rules (``Rule`` objects or their mappings); ``None`` removes them.
+
+    Returns:
+        The rules installed before.
     """
     global _current
     old = _current
@@ -155,11 +162,22 @@ def set_rules(rules: Rules | Iterable[Rule | Mapping[str, Any]] | None) -> Rules
 
 
 def current_rules() -> Rules:
+    """The rules in effect in this context (see :func:`set_rules`)."""
     return _current
 
 
 def load_rules(path: str | PathLike[str]) -> Rules:
-    """Rules from a JSON file: ``{"rules": [{...}, ...]}`` or a bare list."""
+    """Rules from a JSON file: ``{"rules": [{...}, ...]}`` or a bare list.
+
+    Args:
+        path: The JSON file.
+
+    Returns:
+        The rules, validated.
+
+    Raises:
+        ValueError: The file is not a list of valid rules.
+    """
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     items = data.get("rules") if isinstance(data, Mapping) else data
     if not isinstance(items, list):

@@ -11,15 +11,42 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from .detect import Verdict
 from .loop import LoopGuard
 from .model import Kind, Source
 
-__all__ = ["BoundedDict", "RunRegistry", "RunState", "verdict_from_record", "verdict_record"]
+__all__ = ["RunRegistry", "RunState", "scoped", "verdict_from_record", "verdict_record"]
+
+
+T = TypeVar("T")
+
+
+@contextmanager
+def scoped(var: ContextVar[T | None], value: T) -> Iterator[T]:
+    """Give ``var`` the value ``value`` for the block, and back its old value after.
+
+    How an adapter keeps per-call or per-run state where its framework gives no
+    place to put it: the context travels with the run into its tasks and
+    threads, so concurrent runs each see their own value and never mix.
+
+    Args:
+        var: The context variable (``None`` outside any block).
+        value: What the block, and everything it starts, sees.
+
+    Yields:
+        ``value``, for ``with scoped(var, Thing()) as thing:``.
+    """
+    token = var.set(value)
+    try:
+        yield value
+    finally:
+        var.reset(token)
 
 
 def verdict_record(verdict: Verdict) -> dict[str, Any]:
@@ -124,6 +151,7 @@ class RunRegistry:
                 self._runs.pop(gone, None)
 
     def drop(self, key: Hashable) -> None:
+        """Forget the run ``key`` now."""
         with self._lock:
             self._runs.pop(key, None)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import typing
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ParamSpec, Protocol, TypeVar, cast, overload
 
@@ -21,6 +20,7 @@ from .failure import INVALID_ARGUMENTS, ToolFailure, validation_details
 from .loop import LoopGuard
 from .retry import CallContext, RetryPolicy
 from .runner import Verify, aexecute, execute
+from .signature import ToolSignature, is_async
 
 __all__ = ["INVALID_ARGUMENTS", "fail_soft"]
 
@@ -34,40 +34,14 @@ _NO_RETRY = RetryPolicy.none()
 _SKIPPED = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
 
-def _hints(fn: Callable[..., Any], signature: inspect.Signature) -> dict[str, Any]:
-    """Resolved parameter annotations; one that cannot be resolved is skipped, not fatal."""
-    try:
-        return typing.get_type_hints(fn, include_extras=True)
-    except Exception:
-        pass
-    namespace = dict(getattr(fn, "__globals__", {}))
-    code = getattr(fn, "__code__", None)
-    for name, cell in zip(getattr(code, "co_freevars", ()), fn.__closure__ or (), strict=False):
-        try:
-            namespace[name] = cell.cell_contents
-        except ValueError:
-            continue
-    hints: dict[str, Any] = {}
-    for name, parameter in signature.parameters.items():
-        annotation = parameter.annotation
-        if annotation is inspect.Parameter.empty:
-            continue
-        if isinstance(annotation, str):
-            try:
-                annotation = eval(annotation, namespace)
-            except Exception:
-                continue
-        hints[name] = annotation
-    return hints
-
-
 class _Arguments:
     """Binds and validates a call against the function's signature with pydantic."""
 
-    def __init__(self, fn: Callable[..., Any], key_param: str | None) -> None:
-        self.signature = inspect.signature(fn)
+    def __init__(self, fn: Callable[..., Any], key_param: str | None, name: str) -> None:
+        self.shape = ToolSignature.of(fn, key_param, name=name)
+        self.signature = self.shape.signature
         self.key_param = key_param
-        hints = _hints(fn, self.signature)
+        hints = self.shape.hints
         self.adapters: dict[str, TypeAdapter[Any]] = {}
         for name, parameter in self.signature.parameters.items():
             if name == key_param or parameter.kind in _SKIPPED or name not in hints:
@@ -76,12 +50,6 @@ class _Arguments:
                 self.adapters[name] = TypeAdapter(hints[name])
             except Exception:
                 logger.debug("no validator for parameter %s of %r", name, fn)
-
-    def public_signature(self) -> inspect.Signature:
-        """The signature without the idempotency-key parameter, which the runtime fills."""
-        return self.signature.replace(
-            parameters=[p for n, p in self.signature.parameters.items() if n != self.key_param]
-        )
 
     def shown(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """The call's arguments by name, for reports and the loop guard."""
@@ -210,6 +178,24 @@ def fail_soft(
     parameter that receives the per-call key (the same on every attempt); the
     tool is then taken to honour it, and the parameter is hidden from the
     public signature.  Use bare (``@fail_soft``) or with arguments.
+
+    Args:
+        fn: The tool function (sync or async); omitted when used with arguments.
+        effect: The tool's declared effect (``read_only``, ``idempotent``,
+            ``write``; undeclared is ``unknown``, handled as a write).
+        retry: The :class:`RetryPolicy` (``None``: no automatic retry).
+        loop: A :class:`LoopGuard` that refuses calls that cannot succeed.
+        verify: ``(call, exc) -> True/False/None``, asked before repeating a call
+            that may have landed.
+        idempotency_key: The parameter that receives the per-call key.
+        passthrough: Exception types that propagate untouched.
+        name: The tool's name in failures and reports (default: the function's).
+
+    Returns:
+        The wrapped function, or a decorator when ``fn`` is omitted.
+
+    Raises:
+        TypeError: ``idempotency_key`` names no keyword parameter of ``fn``.
     """
     if fn is None:
         return functools.partial(
@@ -224,9 +210,7 @@ def fail_soft(
         )
     tool = name or getattr(fn, "__name__", None) or "tool"
     policy = retry if retry is not None else _NO_RETRY
-    arguments = _Arguments(fn, idempotency_key)
-    if idempotency_key is not None and idempotency_key not in arguments.signature.parameters:
-        raise TypeError(f"{tool} has no parameter {idempotency_key!r} for the idempotency key")
+    arguments = _Arguments(fn, idempotency_key, tool)
     options: dict[str, Any] = {
         "tool": tool,
         "effect": effect,
@@ -237,7 +221,7 @@ def fail_soft(
         "passthrough": tuple(passthrough),
     }
 
-    if inspect.iscoroutinefunction(fn):
+    if is_async(fn):
 
         @functools.wraps(fn)
         async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -270,7 +254,7 @@ def fail_soft(
 
         wrapper = sync_wrapper
     if idempotency_key is not None:
-        wrapper.__signature__ = arguments.public_signature()  # type: ignore[attr-defined]
+        wrapper.__signature__ = arguments.shape.public_signature()  # type: ignore[attr-defined]
         annotations = dict(getattr(fn, "__annotations__", {}))
         annotations.pop(idempotency_key, None)
         wrapper.__annotations__ = annotations

@@ -47,19 +47,21 @@ class Turn:
 
 
 class Backend(Protocol):
+    """A model the evaluation runs turns against (the local model, or a server)."""
+
     label: str
 
-    def turn(
-        self, messages: list[Any], tools: Sequence[Any], form: Form, *, score: bool
-    ) -> Turn: ...
+    def turn(self, messages: list[Any], tools: Sequence[Any], form: Form, *, score: bool) -> Turn:
+        """One decision step: the model's reply to ``messages`` in ``form``, scored if asked."""
 
     def recomputed(
         self, before: list[Any], messages: list[Any], tools: Sequence[Any], form: Form
-    ) -> int | None: ...
+    ) -> int | None:
+        """Tokens of the prompt recomputed between two turns (``None``: not measurable)."""
 
 
 def log_odds(log_p_call: float, log_p_first: float) -> float | None:
-    """log P(call) − log P(text), where text is any reply whose first token does not open a call."""
+    """Log P(call) − log P(text), where text is any reply whose first token does not open a call."""
     p_first = math.exp(log_p_first)
     if p_first >= 1.0:
         return None
@@ -81,6 +83,7 @@ class LocalBackend:
         return self.engine.prepare_chat(request, EVAL_CLIENT)
 
     def turn(self, messages: list[Any], tools: Sequence[Any], form: Form, *, score: bool) -> Turn:
+        """One decision step on the local model; see :meth:`Backend.turn`."""
         prepared = self._prepare(messages, tools, form)
         odds = None
         if score:
@@ -153,6 +156,7 @@ class RemoteBackend:
             return json.loads(response.read())
 
     def turn(self, messages: list[Any], tools: Sequence[Any], form: Form, *, score: bool) -> Turn:
+        """One decision step through the server's Chat Completions API; see :meth:`Backend.turn`."""
         rewrite = apply_layer(messages, form, format="openai", client=EVAL_CLIENT)
         body: dict[str, Any] = {
             "model": self.model_name,
@@ -216,4 +220,5 @@ class RemoteBackend:
     def recomputed(
         self, before: list[Any], messages: list[Any], tools: Sequence[Any], form: Form
     ) -> int | None:
+        """Not measurable through an HTTP API: always ``None``."""
         return None

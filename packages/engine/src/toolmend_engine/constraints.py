@@ -66,6 +66,7 @@ class Decoding:
 
     @property
     def forced(self) -> bool:
+        """Whether the request forces a tool call (a named function, or ``required``)."""
         return self.function is not None or self.tool_choice == "required"
 
 

@@ -45,9 +45,12 @@ def anthropic_error_body(message: str, kind: str = "invalid_request_error") -> d
 
 
 class BadRequest(ValueError):
-    """A request the server refuses (400 unless ``status`` says otherwise), with the OpenAI
+    """A request the server refuses, with the OpenAI error fields.
+
+    A request the server refuses (400 unless ``status`` says otherwise), with the OpenAI
     error fields.  ``report`` is the layer's report when the layer already ran, so the
-    refusal still carries ``X-Tool-Errors``."""
+    refusal still carries ``X-Tool-Errors``.
+    """
 
     def __init__(
         self,
@@ -65,4 +68,5 @@ class BadRequest(ValueError):
         self.report: Report | None = None
 
     def body(self) -> dict[str, Any]:
+        """The OpenAI-style error body of this error."""
         return error_body(self.message, "invalid_request_error", self.param, self.code)

@@ -58,12 +58,15 @@ def form_label(form: Form) -> str:
 
 @dataclass(frozen=True, slots=True)
 class EvalPlan:
+    """Which cases an evaluation runs: forms, kinds, how many scenarios, how many turns."""
+
     forms: tuple[Form, ...] = (Form.OFF, Form.C1, Form.C2, Form.C3, Form.C4)
     kinds: tuple[Kind, ...] = KINDS
     limit: int | None = None
     turns: int = 5
 
     def cases(self, suite: Suite) -> list[tuple[Scenario, Kind, Form]]:
+        """Every (scenario, kind, form) of ``suite`` this plan runs, in order."""
         return [
             (scenario, kind, form)
             for scenario in suite.select(self.limit)
@@ -175,6 +178,7 @@ def run_eval(
     plan: EvalPlan,
     on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
+    """Run every case of ``plan`` on ``backend``; one result row per case."""
     rows = []
     for scenario, kind, form in plan.cases(suite):
         row = run_case(backend, suite, scenario, kind, form, plan.turns)

@@ -51,6 +51,7 @@ Headers = Mapping[str, str] | Iterable[tuple[str, str]]
 
 
 def header_pairs(headers: Headers | None) -> list[tuple[str, str]]:
+    """Response headers as name-value pairs, from a mapping or pairs (``None``: none)."""
     if headers is None:
         return []
     if isinstance(headers, Mapping):
@@ -84,6 +85,8 @@ def check_json(value: Any) -> None:
 
 
 class Server(ThreadingHTTPServer):
+    """A threaded HTTP server whose threads never keep the process alive."""
+
     daemon_threads = True
     allow_reuse_address = True
 
@@ -96,6 +99,8 @@ class BodyError(ValueError):
 
 
 class JsonHandler(BaseHTTPRequestHandler):
+    """An HTTP/1.1 handler for JSON APIs: bounded bodies, JSON errors, chunked streams."""
+
     protocol_version = "HTTP/1.1"
     server_version = "toolmend-engine"
     sys_version = ""
@@ -105,9 +110,11 @@ class JsonHandler(BaseHTTPRequestHandler):
     """Answer errors in the Anthropic shape (set per request: the ``/v1/messages`` routes)."""
 
     def log_message(self, format: str, *args: Any) -> None:
+        """Requests are logged at debug level, not written to stderr."""
         log.debug("%s %s", self.address_string(), format % args)
 
     def parse_request(self) -> bool:
+        """Parse the request line and headers; errors are answered as JSON."""
         self.anthropic_errors = False
         ok = super().parse_request()
         if ok:
@@ -115,8 +122,11 @@ class JsonHandler(BaseHTTPRequestHandler):
         return ok
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """What ``http.server`` refuses by itself, as a JSON error; the connection closes
-        since the request's body, if any, was not read."""
+        """What ``http.server`` refuses by itself, as a JSON error.
+
+        What ``http.server`` refuses by itself, as a JSON error; the connection closes
+        since the request's body, if any, was not read.
+        """
         self.close_connection = True
         if code == HTTPStatus.NOT_IMPLEMENTED and self.command:
             code, message = 405, f"method {self.command} is not allowed here"
@@ -124,8 +134,11 @@ class JsonHandler(BaseHTTPRequestHandler):
         self.send_error_json(code, text, headers={"Connection": "close"})
 
     def begin_response(self, status: int, headers: Headers | None = None) -> None:
-        """The status line and the headers, each once; ``Server`` and ``Date`` are added
-        only when ``headers`` has none."""
+        """Send the status line and the headers, each once.
+
+        The status line and the headers, each once; ``Server`` and ``Date`` are added
+        only when ``headers`` has none.
+        """
         self.log_request(status)
         self.send_response_only(status)
         names = set()
@@ -138,6 +151,7 @@ class JsonHandler(BaseHTTPRequestHandler):
             self.send_header("Date", self.date_time_string())
 
     def read_body(self) -> bytes:
+        """The request body, bounded; raises :class:`BodyError` for what cannot be read."""
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             raise BodyError(411, "chunked request bodies are not supported; send Content-Length")
         raw = self.headers.get("Content-Length")
@@ -150,6 +164,7 @@ class JsonHandler(BaseHTTPRequestHandler):
         return self.rfile.read(length) if length else b""
 
     def read_json(self) -> Any:
+        """The request body as a JSON object; raises :class:`BodyError` otherwise."""
         data = self.read_body()
         if not data:
             raise BodyError(400, "the request body is empty; send a JSON object")
@@ -165,6 +180,7 @@ class JsonHandler(BaseHTTPRequestHandler):
     def send_bytes(
         self, status: int, data: bytes, content_type: str, headers: Headers | None = None
     ) -> None:
+        """Send a complete response with ``data`` as its body."""
         pairs = [("Content-Type", content_type), ("Content-Length", str(len(data)))]
         self.begin_response(status, [*pairs, *header_pairs(headers)])
         self.end_headers()
@@ -172,6 +188,7 @@ class JsonHandler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     def send_json(self, status: int, body: Any, headers: Headers | None = None) -> None:
+        """Send ``body`` as a JSON response."""
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
         self.send_bytes(status, data, "application/json", headers)
 
@@ -185,6 +202,7 @@ class JsonHandler(BaseHTTPRequestHandler):
         code: str | None = None,
         headers: Headers | None = None,
     ) -> None:
+        """Send an error in the API's error shape (OpenAI's, or Anthropic's for its routes)."""
         if self.anthropic_errors:
             body = anthropic_error_body(message, _anthropic_kind(status, kind))
         else:
@@ -198,8 +216,11 @@ class JsonHandler(BaseHTTPRequestHandler):
         )
 
     def start_stream(self, status: int, content_type: str, headers: Headers | None = None) -> None:
-        """A chunked response; an event stream gets ``Cache-Control: no-cache`` unless
-        ``headers`` set it."""
+        """Start a chunked response.
+
+        A chunked response; an event stream gets ``Cache-Control: no-cache`` unless
+        ``headers`` set it.
+        """
         extra = header_pairs(headers)
         pairs = [("Content-Type", content_type)] if content_type else []
         pairs.append(("Transfer-Encoding", "chunked"))
@@ -210,15 +231,18 @@ class JsonHandler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def write_chunk(self, data: bytes) -> None:
+        """Send one chunk of a chunked response (an empty one sends nothing)."""
         if data:
             self.wfile.write(f"{len(data):X}\r\n".encode("ascii") + data + b"\r\n")
             self.wfile.flush()
 
     def end_stream(self) -> None:
+        """End a chunked response."""
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
     def write_sse(self, data: Any, event: str | None = None) -> None:
+        """Send one server-sent event as a chunk."""
         text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
         prefix = f"event: {event}\n" if event else ""
         self.write_chunk(f"{prefix}data: {text}\n\n".encode())

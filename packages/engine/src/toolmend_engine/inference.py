@@ -52,6 +52,8 @@ class ModelSettings:
 
 @dataclass(frozen=True, slots=True)
 class TopLogprob:
+    """One of the most likely tokens at a step, with its log probability."""
+
     token: int
     text: bytes
     logprob: float
@@ -69,9 +71,12 @@ class Step:
 
 
 def _log_norm(logits: npt.NDArray[np.float32]) -> float:
-    """``log(sum(exp(logits)))`` in float64, in place on one copy: a token's log-probability
+    """``log(sum(exp(logits)))`` in float64, in place on one copy.
+
+    ``log(sum(exp(logits)))`` in float64, in place on one copy: a token's log-probability
     is its logit minus this, the same number a full log-softmax gives, at a tenth of the cost
-    per generated token."""
+    per generated token.
+    """
     peak = float(logits.max())
     values = logits.astype(np.float64)
     values -= peak
@@ -228,6 +233,7 @@ class LocalModel:
         return list(buffer[:n])
 
     def piece_bytes(self, token: int, *, special: bool = False) -> bytes:
+        """The bytes of ``token`` (a piece may be part of a UTF-8 character)."""
         size = 64
         buffer = ctypes.create_string_buffer(size)
         n = self._lib.llama_token_to_piece(self._vocab, token, buffer, size, 0, special)
@@ -238,9 +244,11 @@ class LocalModel:
         return buffer.raw[:n]
 
     def piece(self, token: int, *, special: bool = False) -> str:
+        """The text of ``token``; bytes that are not UTF-8 on their own are replaced."""
         return self.piece_bytes(token, special=special).decode("utf-8", errors="replace")
 
     def is_end(self, token: int) -> bool:
+        """Whether ``token`` ends generation."""
         return bool(self._lib.llama_vocab_is_eog(self._vocab, token))
 
     # -- evaluation -----------------------------------------------------------------
@@ -357,7 +365,7 @@ class LocalModel:
     def continuation_logprobs(
         self, tokens: Sequence[int], continuation: Sequence[int]
     ) -> list[float]:
-        """log P of each token of ``continuation`` after ``tokens`` (teacher-forced).
+        """Log P of each token of ``continuation`` after ``tokens`` (teacher-forced).
 
         The tokens are fed one at a time, as in generation: llama.cpp's numbers
         depend on the batch shape, and these must be the probabilities that
@@ -371,6 +379,7 @@ class LocalModel:
         return out
 
     def close(self) -> None:
+        """Free the model and its context; later calls fail."""
         if self._closed:
             return
         self._closed = True

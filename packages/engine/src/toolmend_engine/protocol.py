@@ -57,6 +57,8 @@ class ChatRequest:
 
 @dataclass(frozen=True, slots=True)
 class AnthropicRequest:
+    """An Anthropic Messages request as the engine serves it."""
+
     messages: list[Any]
     system: str
     tools: list[Any]
@@ -237,7 +239,8 @@ def _anthropic_tools(body: Mapping[str, Any]) -> list[Any]:
 def parse_anthropic(body: Any, *, counting: bool = False) -> AnthropicRequest:
     """A validated Anthropic Messages request (the conversation stays in its format).
 
-    ``counting``: a ``count_tokens`` body, which has no ``max_tokens``."""
+    ``counting``: a ``count_tokens`` body, which has no ``max_tokens``.
+    """
     body = _object(body)
     check_anthropic_params(body)
     messages = body.get("messages")

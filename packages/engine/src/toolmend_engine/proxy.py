@@ -96,8 +96,11 @@ class Upstream:
         self._lock = threading.Lock()
 
     def target(self, path: str) -> str:
-        """The upstream path for a client's path: ``/v1/x`` under a base ending in ``/v1``
-        is ``/v1/x``, not ``/v1/v1/x``."""
+        """The upstream path for a client's path.
+
+        The upstream path for a client's path: ``/v1/x`` under a base ending in ``/v1``
+        is ``/v1/x``, not ``/v1/v1/x``.
+        """
         if self.prefix.endswith("/v1") and path.startswith("/v1/"):
             return self.prefix + path[3:]
         return self.prefix + path
@@ -126,8 +129,11 @@ class Upstream:
     def send(
         self, method: str, path: str, body: bytes | None, headers: list[tuple[str, str]]
     ) -> tuple[HTTPConnection, HTTPResponse]:
-        """The upstream's response (status and headers read); ``OSError`` or
-        ``HTTPException`` when there is none."""
+        """The upstream's response, status and headers read.
+
+        The upstream's response (status and headers read); ``OSError`` or
+        ``HTTPException`` when there is none.
+        """
         while True:
             connection, reused = self._take()
             try:
@@ -148,6 +154,7 @@ class Upstream:
                 log.debug("toolmend-engine proxy: stale upstream connection, retrying")
 
     def close(self) -> None:
+        """Close every idle upstream connection."""
         with self._lock:
             idle, self._idle = self._idle, []
         for connection in idle:
@@ -155,6 +162,8 @@ class Upstream:
 
 
 class ProxyServer(Server):
+    """The HTTP proxy: requests go upstream with the delivery form applied to them."""
+
     def __init__(
         self, address: tuple[str, int], upstream: str, form: Form | None, timeout: float
     ) -> None:
@@ -164,6 +173,7 @@ class ProxyServer(Server):
         super().__init__(address, ProxyHandler)
 
     def server_close(self) -> None:
+        """Close the server and its upstream connections."""
         super().server_close()
         self.upstream.close()
 

@@ -42,6 +42,7 @@ class ResponsesRequest:
 
     @property
     def max_tokens(self) -> int:
+        """The output token limit asked for, else the engine's default."""
         return self.max_output_tokens or DEFAULT_MAX_TOKENS
 
 

@@ -89,6 +89,7 @@ def write_plot(summary: Sequence[Mapping[str, Any]], path: Path, title: str) -> 
 def write_outputs(
     out: Path, rows: Sequence[Mapping[str, Any]], summary: Sequence[Mapping[str, Any]], title: str
 ) -> list[Path]:
+    """Write the evaluation's rows and summary under ``out``; returns the files written."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     results = out / "results.jsonl"
@@ -121,6 +122,7 @@ class Progress:
         self._last_tenth = -1
 
     def step(self, n: int = 1) -> None:
+        """Count ``n`` more finished cases and log the rate."""
         self.done += n
         elapsed = time.monotonic() - self.start
         rate = self.done / elapsed if elapsed > 0 else 0.0

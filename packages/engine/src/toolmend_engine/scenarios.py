@@ -42,6 +42,8 @@ FIRST_CALL_ID = "call_1"
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
+    """One evaluation scenario: a request, the call it needs, and the argument to fix."""
+
     id: str
     tool: str
     request: str
@@ -54,6 +56,7 @@ class Scenario:
 
     @property
     def right(self) -> Any:
+        """The value the fixed argument must have."""
         return self.arguments[self.fix_argument]
 
     def failed_arguments(self, kind: Kind) -> dict[str, Any]:
@@ -66,6 +69,8 @@ class Scenario:
 
 @dataclass(frozen=True, slots=True)
 class Suite:
+    """The scenarios with their tools, services, fix rules and error texts."""
+
     tools: tuple[Mapping[str, Any], ...]
     services: Mapping[str, str]
     fix_rules: Mapping[str, str]
@@ -74,6 +79,7 @@ class Suite:
 
     @property
     def tool_names(self) -> tuple[str, ...]:
+        """The names of the suite's tools, in order."""
         return tuple(t["function"]["name"] for t in self.tools)
 
     @property
@@ -82,9 +88,11 @@ class Suite:
         return {t["function"]["name"]: t["function"].get("parameters") for t in self.tools}
 
     def variant(self, scenario: Scenario, kind: Kind) -> int:
+        """Which of the kind's error texts the scenario uses (spread over the scenarios)."""
         return scenario.index % len(self.errors[kind])
 
     def error_text(self, scenario: Scenario, kind: Kind) -> str:
+        """The error text the scenario's failed call returns for ``kind``."""
         template = self.errors[kind][self.variant(scenario, kind)]
         return template.format(
             service=self.services[scenario.tool],
@@ -184,6 +192,7 @@ def contains_key(text: str, key: str) -> bool:
 
 
 def same_arguments(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two argument sets are the same once their values are normalised."""
     return set(a) == set(b) and all(normalize(a[k]) == normalize(b[k]) for k in a)
 
 
@@ -201,8 +210,11 @@ class ToolWorld:
     kind: Kind
 
     def run(self, name: str, arguments: Mapping[str, Any] | str) -> str:
-        """The tool's answer; a malformed call gets the core's fixable error, as every
-        adapter answers it (unknown tool, arguments not an object, schema errors)."""
+        """The tool's answer to one call of the scenario.
+
+        The tool's answer; a malformed call gets the core's fixable error, as every
+        adapter answers it (unknown tool, arguments not an object, schema errors).
+        """
         s = self.scenario
         check = check_call(name, arguments, self.suite.schemas)
         if check.failure is not None:

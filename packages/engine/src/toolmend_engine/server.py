@@ -33,6 +33,8 @@ log = logging.getLogger("toolmend.engine")
 
 
 class EngineServer(Server):
+    """The engine's HTTP server: OpenAI, Anthropic and Responses routes on one model."""
+
     def __init__(self, address: tuple[str, int], engine: ChatEngine) -> None:
         self.engine = engine
         super().__init__(address, EngineHandler)
@@ -238,8 +240,11 @@ class EngineHandler(JsonHandler):
         self.send_json(200, _render_body(prepared), self._headers)
 
     def _count_tokens(self) -> None:
-        """Anthropic's ``count_tokens``: the tokens of the prompt the model would read,
-        after the layer (the ``input_tokens`` a Messages request reports)."""
+        """Anthropic's ``count_tokens``.
+
+        Anthropic's ``count_tokens``: the tokens of the prompt the model would read,
+        after the layer (the ``input_tokens`` a Messages request reports).
+        """
         request = parse_anthropic(self.read_json(), counting=True)
         self._check_model(request.model)
         prepared = self.engine.prepare_anthropic(request, self.client)

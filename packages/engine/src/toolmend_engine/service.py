@@ -41,6 +41,8 @@ __all__ = [
 
 
 class ModelLike(Protocol):
+    """What the service needs of a model (the local one, or a fake in tests)."""
+
     name: str
     n_ctx: int
     chat_template: str | None
@@ -48,7 +50,8 @@ class ModelLike(Protocol):
     eos_text: str
     lock: threading.Lock
 
-    def tokenize(self, text: str, *, special: bool = True) -> list[int]: ...
+    def tokenize(self, text: str, *, special: bool = True) -> list[int]:
+        """The tokens of ``text``."""
 
     def generate(
         self,
@@ -57,7 +60,8 @@ class ModelLike(Protocol):
         *,
         top_logprobs: int = 0,
         grammar: str | None = None,
-    ) -> Iterator[Step]: ...
+    ) -> Iterator[Step]:
+        """Generate from ``tokens``, one step at a time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +80,14 @@ class Prepared:
 
     @property
     def digest(self) -> str:
+        """The SHA-256 of the prompt, for reports."""
         return hashlib.sha256(self.prompt.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
 class TokenLogprob:
+    """A token's text, bytes and log probability, as the APIs report it."""
+
     text: str
     raw: bytes
     logprob: float
@@ -89,6 +96,8 @@ class TokenLogprob:
 
 @dataclass(frozen=True, slots=True)
 class Completion:
+    """A finished generation: its text, tool calls, tokens and why it stopped."""
+
     id: str
     text: str
     content: str
@@ -102,6 +111,7 @@ class Completion:
 
     @property
     def completion_tokens(self) -> int:
+        """Tokens generated."""
         return len(self.tokens)
 
 
@@ -121,7 +131,8 @@ class Generation:
 
     ``ident`` is random and new for every generation (responses and tool calls need ids
     that are unique across requests); it is drawn outside the model, so the tokens stay a
-    function of the request alone."""
+    function of the request alone.
+    """
 
     def __init__(
         self,
@@ -196,6 +207,7 @@ class Generation:
         )
 
     def run(self) -> Completion:
+        """Generate to the end; returns the completion."""
         for _ in self:
             pass
         assert self.completion is not None
@@ -280,6 +292,7 @@ class ChatEngine:
         )
 
     def prepare_chat(self, request: ChatRequest, client: str | None = None) -> Prepared:
+        """A Chat Completions request prepared: the form applied, the prompt rendered."""
         form = choose_form(request.tool_errors, self.form)
         rewrite = apply_layer(request.messages, form, format="openai", client=client)
         with _reported(rewrite.report):
@@ -288,6 +301,7 @@ class ChatEngine:
             )
 
     def prepare_anthropic(self, request: AnthropicRequest, client: str | None = None) -> Prepared:
+        """An Anthropic Messages request prepared: the form applied, the prompt rendered."""
         form = choose_form(request.tool_errors, self.form)
         rewrite = apply_layer(request.messages, form, format="anthropic", client=client)
         with _reported(rewrite.report):
@@ -295,6 +309,7 @@ class ChatEngine:
             return self._finish(rendered, request.tools, rewrite.report)
 
     def prepare_responses(self, request: ResponsesRequest, client: str | None = None) -> Prepared:
+        """A Responses request prepared: the form applied, the prompt rendered."""
         form = choose_form(request.tool_errors, self.form)
         rewrite = apply_layer(request.items, form, format="responses", client=client)
         with _reported(rewrite.report):
@@ -312,6 +327,7 @@ class ChatEngine:
         top_logprobs: int = 0,
         logprobs: bool = False,
     ) -> Generation:
+        """A generation of ``prepared`` on this service's model."""
         return Generation(
             self,
             prepared,

@@ -263,6 +263,7 @@ class ChatTemplate:
     def for_model(
         cls, template: str | None, bos_text: str = "", eos_text: str = ""
     ) -> ChatTemplate:
+        """The template for a model: its own chat template, else ChatML."""
         source = template or CHATML
         native = "tools" in source and "tool_calls" in source
         return cls(source, bos_text, eos_text, native)

@@ -33,6 +33,7 @@ class ParsedCall:
     raw: str | None = field(default=None, compare=False)
 
     def arguments_json(self) -> str:
+        """The arguments as the JSON text the APIs carry."""
         return json.dumps(self.arguments, ensure_ascii=False)
 
 

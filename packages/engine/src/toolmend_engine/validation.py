@@ -85,8 +85,11 @@ def _number(x: float) -> str:
 
 
 def check_chat_params(body: Mapping[str, Any]) -> None:
-    """OpenAI's types and ranges for the parameters the engine accepts but does not use,
-    and ``top_logprobs`` only with ``logprobs`` (``null`` always means the default)."""
+    """Check the Chat Completions parameters the engine accepts but does not use.
+
+    OpenAI's types and ranges for the parameters the engine accepts but does not use,
+    and ``top_logprobs`` only with ``logprobs`` (``null`` always means the default).
+    """
     for name, (kind, low, high) in _CHAT_NUMBERS.items():
         value = body.get(name)
         if value is None:
@@ -128,8 +131,11 @@ def check_chat_params(body: Mapping[str, Any]) -> None:
 
 
 def check_tool_results(messages: Sequence[Any]) -> None:
-    """Each tool message answers a call of the assistant message before it (OpenAI's rule):
-    a result for a call that was never made would otherwise be reported against no tool."""
+    """Check that each tool message answers a call.
+
+    Each tool message answers a call of the assistant message before it (OpenAI's rule):
+    a result for a call that was never made would otherwise be reported against no tool.
+    """
     offered: set[str] | None = None
     for i, message in enumerate(messages):
         role = message.get("role")
@@ -165,8 +171,11 @@ def check_tool_results(messages: Sequence[Any]) -> None:
 
 
 def check_anthropic_params(body: Mapping[str, Any]) -> None:
-    """Anthropic's types and ranges for the sampling parameters (its messages: the field,
-    then what is wrong)."""
+    """Check Anthropic's sampling parameters.
+
+    Anthropic's types and ranges for the sampling parameters (its messages: the field,
+    then what is wrong).
+    """
     for name, (kind, low, high) in _ANTHROPIC_NUMBERS.items():
         value = body.get(name)
         if value is None:

@@ -45,6 +45,7 @@ class ContractCheck:
         arguments: Mapping[str, Any],
         request: ToolCallRequest,
     ) -> ToolMessage:
+        """``message`` as the model should read it: the receipt in place of a violating result."""
         if not isinstance(message.content, str):
             return message
         outcome = review(

@@ -44,6 +44,25 @@ def tool_node(
     against each tool's schema before it runs; unknown tools and unparseable
     arguments are caught by ``ToolMendMiddleware`` at the model step, which a
     hand-built graph does not have.
+
+    Args:
+        tools: The tools, as for ``ToolNode``.
+        form: See :class:`~toolmend_langchain.ToolMendMiddleware`.
+        effects: See :class:`~toolmend_langchain.ToolMendMiddleware`.
+        retry: See :class:`~toolmend_langchain.ToolMendMiddleware`.
+        loop_guard: See :class:`~toolmend_langchain.ToolMendMiddleware`.
+        contracts: See :class:`~toolmend_langchain.ToolMendMiddleware`.
+        client: See :class:`~toolmend_langchain.ToolMendMiddleware`.
+        verify: See :class:`~toolmend_langchain.ToolMendMiddleware`.
+        idempotency_keys: See :class:`~toolmend_langchain.ToolMendMiddleware`.
+        malformed_calls: Check arguments against each tool's schema before it runs.
+        **node_options: Passed to ``ToolNode``.
+
+    Returns:
+        The node.
+
+    Raises:
+        TypeError: ``wrap_tool_call`` or ``awrap_tool_call`` was passed.
     """
     for taken in ("wrap_tool_call", "awrap_tool_call"):
         if taken in node_options:
@@ -68,7 +87,16 @@ def pre_model_hook(
     client: str | None = None,
     messages_key: str = "messages",
 ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
-    """A hook that returns ``{"llm_input_messages": ...}`` with the form applied."""
+    """A hook that returns ``{"llm_input_messages": ...}`` with the form applied.
+
+    Args:
+        form: The delivery form.
+        client: The User-Agent that selects agent rules.
+        messages_key: The state key that holds the messages.
+
+    Returns:
+        The hook.
+    """
     Form.parse(form)
 
     def hook(state: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,6 @@
-"""Malformed calls under ``create_agent``: a tool that does not exist, arguments that are
+"""Malformed calls under ``create_agent``, answered with the core's fixable errors.
+
+Malformed calls under ``create_agent``: a tool that does not exist, arguments that are
 not a JSON object, arguments that break the tool's schema.
 
 LangChain handles each its own way: ``ToolNode`` answers an unknown name with
@@ -91,8 +93,11 @@ class _Mending:
 def _check(
     message: AIMessage, tools: Mapping[str, None], answered: set[str], own: set[str], form: Form
 ) -> _Mending:
-    """Check each call of ``message``; calls without an id, calls already ``answered``
-    and calls to the agent's ``own`` tools stay as they are."""
+    """Check each call of ``message``.
+
+    Check each call of ``message``; calls without an id, calls already ``answered``
+    and calls to the agent's ``own`` tools stay as they are.
+    """
     out = _Mending()
     for call in message.tool_calls:
         out.calls.append(call)

@@ -44,20 +44,46 @@ AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
 class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     """Recover from failed tool calls: safe retries in the tool step, form C3 for the model.
 
-    ``effects`` declares each tool's side effects (``read_only``,
-    ``idempotent``, ``write``); an undeclared tool is treated as a write and
-    is never repeated automatically.  ``loop_guard`` is a ``LoopGuard`` used
-    as a template (each call gets a fresh one rebuilt from the run's messages),
-    a factory, ``True`` for the defaults, or ``None`` to turn it off.
-    ``verify`` maps a tool to a hook that tells whether a failed write landed;
-    ``idempotency_keys`` maps a tool to the parameter that receives the key.
-    ``contracts`` (``toolmend.contracts.Contracts``) checks successful results.
-    ``malformed_calls`` (on by default) answers a call to a tool that does not
-    exist, or with arguments that are not a JSON object or break the tool's
-    schema, with a fixable error instead of the framework's own handling (which
-    ends the run for unparseable arguments); arguments with exactly one repair
-    (a trailing comma, brackets left open) run repaired, and the repair is
-    recorded on the AI message.  ``False`` leaves all of that to LangChain.
+    List it after ``ToolRetryMiddleware`` in ``middleware=[...]`` (the list runs
+    outermost first), so that a call toolmend judged unsafe to repeat is
+    repeated by neither.  No run state lives on the instance: one middleware
+    serves concurrent runs and runs resumed from a checkpointer.
+
+    Args:
+        form: How a failure reaches the model at its next decision: ``c3`` (the
+            default) leaves the tool result as it is and adds a runtime note
+            after the results; ``c1`` appends the next step to the result;
+            ``c2``/``c4`` replace the failed call with the note; ``off`` only
+            records.  The request is rewritten, never the graph state.
+        effects: Each tool's side effects (``read_only``, ``idempotent``,
+            ``write``); an undeclared tool is treated as a write and is never
+            repeated automatically.
+        retry: The :class:`toolmend.RetryPolicy` of the tool step (``None``: the
+            default policy, which retries only calls that are safe to repeat).
+        loop_guard: A :class:`toolmend.LoopGuard` used as a template (each call
+            gets a fresh one rebuilt from the run's messages), a factory,
+            ``True`` for the defaults, or ``None``/``False`` to turn it off.
+        contracts: Outcome contracts (``toolmend.contracts.Contracts``) that
+            successful results are checked against; a violation reaches the
+            model as the core's receipt.
+        client: The name of the client the model runs in, for the detector's
+            client-specific rules (``None``: none).
+        verify: Tool name to a hook ``(call, exc) -> True/False/None`` that tells
+            whether a failed write landed, asked before repeating it.
+        idempotency_keys: Tool name to the parameter that receives the call's
+            idempotency key (the same on every attempt); the tool is then taken
+            to honour it, so its repeats are safe.
+        malformed_calls: On by default: a call to a tool that does not exist, or
+            with arguments that are not a JSON object or break the tool's
+            schema, is answered with a fixable error instead of the framework's
+            own handling (which ends the run for unparseable arguments);
+            arguments with exactly one repair (a trailing comma, brackets left
+            open) run repaired, and the repair is recorded on the AI message.
+            ``False`` leaves all of that to LangChain.
+
+    Raises:
+        ValueError: ``form`` names no delivery form.
+        TypeError: ``loop_guard`` is none of the accepted kinds.
     """
 
     def __init__(
@@ -118,6 +144,7 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: ModelHandler
     ) -> ModelResponse[Any]:
+        """Give the model the request in the delivery form; mend its malformed calls."""
         rewritten = self._rewritten(request)
         response = handler(self._request_for(request, rewritten))
         return self._answered(request, response, rewritten)
@@ -125,6 +152,7 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     async def awrap_model_call(
         self, request: ModelRequest[Any], handler: AsyncModelHandler
     ) -> ModelResponse[Any]:
+        """The async twin of :meth:`wrap_model_call`."""
         rewritten = self._rewritten(request)
         response = await handler(self._request_for(request, rewritten))
         return self._answered(request, response, rewritten)
@@ -134,6 +162,7 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolResult],
     ) -> ToolResult:
+        """Run one tool call under the retry policy and loop guard; never raises its failure."""
         return self._tool_side.call(request, handler)
 
     async def awrap_tool_call(
@@ -141,4 +170,5 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
+        """The async twin of :meth:`wrap_tool_call`."""
         return await self._tool_side.acall(request, handler)

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMess
 
 import toolmend
 from toolmend import Form, Verdict
-from toolmend.integrations import Report, stub_superseded_failures
+from toolmend.integrations import Report, pending_verdict, stub_superseded_failures
 
 from .convert import from_openai, to_openai
 from .records import record_of, verdict_from_record, with_record
@@ -37,6 +37,7 @@ class Rewritten:
 
     @property
     def changed(self) -> bool:
+        """Whether any message differs from what was given."""
         return self.report.changed
 
 
@@ -60,9 +61,9 @@ def recorded_verdicts(
     """Call id -> verdict from the records on the tool results (after the last AI turn).
 
     Under C1 a failure whose guidance the tool side already put in the content
-    counts as clean here, so the guidance is not delivered twice.
+    counts as clean here (the core's :func:`~toolmend.integrations.pending_verdict`),
+    so the guidance is not delivered twice.
     """
-    c1 = _parsed(form) is Form.C1
     start = 0 if whole else _start_of_tail(messages)
     found: dict[str, Verdict] = {}
     for message in messages[start:]:
@@ -74,9 +75,8 @@ def recorded_verdicts(
         verdict = verdict_from_record(record)
         if verdict is None:
             continue
-        if c1 and verdict.failed and record.get("guidance_in_content") is True:
-            verdict = Verdict(False)
-        found[message.tool_call_id] = verdict
+        in_content = record.get("guidance_in_content") is True
+        found[message.tool_call_id] = pending_verdict(verdict, form, in_content)
     return found
 
 
@@ -91,6 +91,16 @@ def rewrite_messages(
 
     Recorded kinds on the tool results come first, text detection otherwise.
     Untouched messages come back as the same objects; never raises.
+
+    Args:
+        messages: The messages of the request.
+        form: The delivery form.
+        client: The User-Agent that selects agent rules.
+        stub_superseded: Replace failed results that a later success of the same
+            tool superseded with a one-line stub.
+
+    Returns:
+        The messages to send and the core's report.
     """
     originals = list(messages)
     try:

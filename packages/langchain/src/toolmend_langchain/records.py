@@ -86,6 +86,12 @@ def reports(messages: Iterable[BaseMessage]) -> list[dict[str, Any]]:
 
     Each entry names the message it came from: ``{"message_id", "tool_call_id",
     "type", **record}`` (the model side's entries hold ``"rewrite"``).
+
+    Args:
+        messages: A run's messages (``state["messages"]``).
+
+    Returns:
+        The records, oldest first.
     """
     found = []
     for message in messages:

@@ -56,6 +56,7 @@ class ScriptedChatModel(BaseChatModel):
         tool_choice: str | None = None,
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Tools are ignored: the replies are scripted."""
         return self
 
 

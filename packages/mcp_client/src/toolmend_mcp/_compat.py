@@ -4,8 +4,8 @@ Everything else in this package is written once, against these names; only here
 does the installed line matter.  What differs between the lines:
 
 - Field names: 2.x types use snake_case attributes (``is_error``,
-  ``structured_content``, ``output_schema``, ``next_cursor``, ``read_only_hint``,
-  ``mime_type``); 1.x uses the wire's camelCase as attribute names.  Both accept
+  ``structured_content``, ``output_schema``, ``next_cursor``, ``mime_type``); 1.x
+  uses the wire's camelCase as attribute names.  Both accept
   the camelCase alias when validating, which is how ``error_result`` builds a
   result on either line.  A snake_case keyword on 1.x would be kept as an unknown
   extra field and silently ignored, so nothing here passes one.
@@ -38,20 +38,17 @@ from mcp.types import (
     ListToolsResult,
     PaginatedRequestParams,
     Tool,
-    ToolAnnotations,
 )
 
 __all__ = [
     "MCP2",
     "VALIDATOR",
     "Client",
-    "Hints",
     "MCPError",
     "call_tool",
     "error_code",
     "error_message",
     "error_result",
-    "hints",
     "input_schema",
     "is_error",
     "list_page",
@@ -82,9 +79,6 @@ if TYPE_CHECKING:
 
 VALIDATOR: Final = "validate_tool_result" if MCP2 else "_validate_tool_result"
 """The ``ClientSession`` method that checks structured content against ``outputSchema``."""
-
-Hints = tuple[bool | None, bool | None, bool | None]
-"""A tool's ``readOnlyHint``, ``idempotentHint`` and ``destructiveHint``."""
 
 
 def error_code(error: MCPError) -> int:
@@ -124,13 +118,6 @@ if TYPE_CHECKING or MCP2:
     def mime_type(image: ImageContent) -> str:
         return image.mime_type
 
-    def hints(annotations: ToolAnnotations) -> Hints:
-        return (
-            annotations.read_only_hint,
-            annotations.idempotent_hint,
-            annotations.destructive_hint,
-        )
-
     def notification(message: Any) -> Any:
         """The notification a message handler was given (2.x: the message itself)."""
         return message
@@ -154,9 +141,6 @@ else:
 
     def mime_type(image: ImageContent) -> str:
         return image.mimeType
-
-    def hints(annotations: ToolAnnotations) -> Hints:
-        return (annotations.readOnlyHint, annotations.idempotentHint, annotations.destructiveHint)
 
     def notification(message: Any) -> Any:
         """The notification a message handler was given (1.x wraps it in ``ServerNotification``)."""

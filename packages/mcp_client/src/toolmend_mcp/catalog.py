@@ -2,9 +2,10 @@
 
 A tool's effect decides whether a retry is safe, so it comes only from the
 user's declaration or, when the user says the server is trusted, from its
-annotations.  The MCP spec calls annotations hints and tells clients not to
-rely on them from untrusted servers; its defaults (destructive, not idempotent)
-are what an absent hint means here too.
+annotations, read by the core's :func:`toolmend.integrations.effect_from_mcp`.
+The MCP spec calls annotations hints and tells clients not to rely on them
+from untrusted servers; its defaults (destructive, not idempotent) are what an
+absent hint means here too.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp.types import Tool, ToolAnnotations
+from mcp.types import Tool
 
 from toolmend import Effect
+from toolmend.integrations import Recovery
 
-from ._compat import hints, input_schema, output_schema
+from ._compat import input_schema, output_schema
 
-__all__ = ["Catalog", "ToolInfo", "effect_of"]
+__all__ = ["Catalog", "ToolInfo"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,61 +36,39 @@ class ToolInfo:
     listed: bool = False
 
 
-def _from_annotations(annotations: ToolAnnotations | None) -> Effect | None:
-    if annotations is None:
-        return None
-    read_only, idempotent, destructive = hints(annotations)
-    if read_only is True:
-        return Effect.READ_ONLY
-    if idempotent is True:
-        return Effect.IDEMPOTENT
-    if read_only is False or destructive is not None:
-        return Effect.WRITE
-    return None
-
-
-def effect_of(
-    name: str,
-    tool: Tool | None,
-    declared: Mapping[str, Effect],
-    trust_annotations: bool,
-) -> tuple[Effect, str]:
-    """The effect of ``name`` and its source; a declaration always wins over a hint."""
-    if name in declared:
-        return declared[name], "declared"
-    if trust_annotations and tool is not None:
-        hinted = _from_annotations(tool.annotations)
-        if hinted is not None:
-            return hinted, "annotations"
-    return Effect.UNKNOWN, "default"
-
-
 @dataclass(slots=True)
 class Catalog:
     """The tools of one connection, read once and kept until the server says they changed."""
 
-    declared: Mapping[str, Effect]
-    trust_annotations: bool
+    recovery: Recovery
+    """The session's settings, which decide each tool's effect."""
     tools: dict[str, Tool] = field(default_factory=dict)
     complete: bool = False
     """Whether ``tools`` holds a full listing; ``False`` means list again before use."""
 
     def load(self, tools: Iterable[Tool]) -> None:
+        """Keep a full listing of the tools."""
         self.tools = {tool.name: tool for tool in tools}
         self.complete = True
 
     def invalidate(self) -> None:
+        """Mark the listing stale; it is read again before the next use."""
         self.complete = False
 
     def schemas(self) -> dict[str, Mapping[str, Any] | None] | None:
-        """Each listed tool's input schema, for the core's check of a call (``None``:
-        no full listing, so no name can be called unknown)."""
+        """Each listed tool's input schema, for the core's check of a call.
+
+        Each listed tool's input schema, for the core's check of a call (``None``:
+        no full listing, so no name can be called unknown).
+        """
         if not self.complete:
             return None
         return {name: input_schema(tool) for name, tool in self.tools.items()}
 
     def info(self, name: str) -> ToolInfo:
+        """What the session knows about ``name``: its effect and its output schema."""
         tool = self.tools.get(name)
-        effect, source = effect_of(name, tool, self.declared, self.trust_annotations)
+        annotations = tool.annotations if tool is not None else None
+        effect, source = self.recovery.effect(name, annotations=annotations)
         schema = output_schema(tool) if tool is not None else None
         return ToolInfo(name, effect, source, schema, tool is not None)

@@ -30,6 +30,8 @@ from typing import Any
 from mcp.client.session import ClientSession
 from mcp.types import CallToolResult
 
+from toolmend.integrations import scoped
+
 from ._compat import VALIDATOR
 
 __all__ = ["Rejection", "chain_messages", "record_rejections", "shadow_validation"]
@@ -52,12 +54,8 @@ _current: ContextVar[Rejection | None] = ContextVar("toolmend_mcp_rejection", de
 @contextmanager
 def record_rejections() -> Iterator[Rejection]:
     """Within this block, the SDK's schema rejections are recorded, not raised."""
-    rejection = Rejection()
-    token = _current.set(rejection)
-    try:
+    with scoped(_current, Rejection()) as rejection:
         yield rejection
-    finally:
-        _current.reset(token)
 
 
 def shadow_validation(session: ClientSession) -> None:

@@ -87,6 +87,15 @@ def tool_message(
     Text blocks are joined with newlines; images become image blocks for
     Anthropic and a ``[image ...]`` marker elsewhere; a result with no blocks
     shows its structured content as JSON.
+
+    Args:
+        result: The tool result.
+        call_id: The id of the call it answers.
+        format: ``openai``, ``anthropic`` or ``responses``.
+        name: The tool's name, for an ``openai`` message that carries it.
+
+    Returns:
+        The message or block, as JSON-ready data.
     """
     if format == "anthropic":
         return {

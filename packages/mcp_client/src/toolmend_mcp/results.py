@@ -10,20 +10,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from mcp.types import CallToolResult, EmbeddedResource, ResourceLink, TextContent
 
 from toolmend import Verdict
-from toolmend.integrations import verdict_from_record
+from toolmend.integrations import CallRecord, verdict_from_record
 
 from . import _compat
 from ._compat import MCPError, error_code, error_message, structured_content
 
 __all__ = [
     "META_KEY",
-    "Findings",
     "error_result",
     "findings_of",
     "protocol_error_text",
@@ -34,64 +32,6 @@ __all__ = [
 
 META_KEY = "toolmend"
 """The key under the result's ``_meta`` that holds toolmend's findings."""
-
-
-@dataclass(frozen=True, slots=True)
-class Findings:
-    """What a recovering session found about one call, as it goes under ``_meta``.
-
-    ``history`` lists the failed attempts (the error as the server wrote it and
-    the wait before the next attempt; on a failed call also the core's kind,
-    reason and stop of each); ``why_stopped`` is the core's sentence for ``stop``.
-    ``note`` is the runtime note of forms C2-C4 for a host to place in a user
-    turn; ``receipt`` the outcome-contract envelope body.
-    """
-
-    tool: str
-    effect: str
-    effect_source: str
-    form: str
-    failed: bool
-    attempts: int
-    kind: str | None = None
-    rule: str | None = None
-    source: str | None = None
-    reason: str | None = None
-    guidance: str | None = None
-    note: str | None = None
-    retry_after: float | None = None
-    outcome_unknown: bool = False
-    stop: str | None = None
-    why_stopped: str | None = None
-    history: tuple[Mapping[str, Any], ...] = ()
-    violations: tuple[Mapping[str, Any], ...] = ()
-    receipt: Mapping[str, Any] | None = None
-    neutralised: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        extra: dict[str, Any] = {"neutralised": list(self.neutralised)} if self.neutralised else {}
-        return {
-            "tool": self.tool,
-            "effect": self.effect,
-            "effect_source": self.effect_source,
-            "form": self.form,
-            "failed": self.failed,
-            "kind": self.kind,
-            "rule": self.rule,
-            "source": self.source,
-            "reason": self.reason,
-            "guidance": self.guidance,
-            "note": self.note,
-            "attempts": self.attempts,
-            "retry_after": self.retry_after,
-            "outcome_unknown": self.outcome_unknown,
-            "stop": self.stop,
-            "why_stopped": self.why_stopped,
-            "history": [dict(h) for h in self.history],
-            "violations": [dict(v) for v in self.violations],
-            "receipt": None if self.receipt is None else dict(self.receipt),
-            **extra,
-        }
 
 
 def result_text(result: CallToolResult) -> str:
@@ -136,17 +76,25 @@ def error_result(text: str) -> CallToolResult:
 
 def with_findings(
     result: CallToolResult,
-    findings: Findings,
+    findings: CallRecord,
     *,
     append: str | None = None,
     extra_block: str | None = None,
 ) -> CallToolResult:
-    """A copy of ``result`` with ``findings`` under ``_meta["toolmend"]``.
+    """A copy of ``result`` with the core's record of the call under ``_meta["toolmend"]``.
 
-    ``append`` is added to the last text block (form C1, ``"\\n" + guidance``, as
-    the core's C1 does); ``extra_block`` becomes a text block of its own, so the
-    server's blocks stay byte-for-byte what it sent.  The structured content is
-    never touched.
+    The server's blocks stay byte-for-byte what it sent, except for the one
+    text that form C1 extends; the structured content is never touched.
+
+    Args:
+        result: The result as the server sent it (not modified).
+        findings: The core's record of the call.
+        append: Text added to the last text block (form C1: a newline and the
+            guidance, as the core's C1 does), or a new block when there is none.
+        extra_block: Text that becomes a text block of its own (a receipt).
+
+    Returns:
+        The copy.
     """
     meta = dict(result.meta or {})
     meta[META_KEY] = findings.to_dict()
@@ -166,7 +114,14 @@ def with_findings(
 
 
 def findings_of(result: CallToolResult) -> Mapping[str, Any] | None:
-    """The findings a recovering session attached, if any."""
+    """The findings a recovering session attached, if any.
+
+    Args:
+        result: A result a :class:`RecoveringSession` returned.
+
+    Returns:
+        The record under ``_meta["toolmend"]``, or ``None``.
+    """
     meta = result.meta
     if not isinstance(meta, Mapping):
         return None
@@ -180,6 +135,12 @@ def verdict_of(result: CallToolResult) -> Verdict | None:
     It carries what the text alone cannot: a JSON-RPC code, a write whose
     outcome is unknown (the verify-first guidance), a blocked repeat.  ``None``
     when the session attached nothing or the findings are not readable.
+
+    Args:
+        result: A result a :class:`RecoveringSession` returned.
+
+    Returns:
+        The verdict, or ``None``.
     """
     found = findings_of(result)
     return None if found is None else verdict_from_record(found, rule="is_error")

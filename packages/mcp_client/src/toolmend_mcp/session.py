@@ -15,18 +15,22 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import anyio
 from mcp import ClientSession
 from mcp.types import CallToolResult, Tool, ToolListChangedNotification
 from pydantic import ValidationError
 
-from toolmend import Effect, Form, LoopGuard, RetryPolicy, ToolFailure, classify_result
+from toolmend import Form, LoopGuard, ToolFailure, classify_result
 from toolmend.contracts import Code, Contracts, Violation, receipt, review
 from toolmend.integrations import (
     AttemptRecord,
     CallContext,
+    CallRecord,
+    Delegating,
+    Recovery,
+    RecoveryOptions,
     Source,
     aexecute,
     cap_value,
@@ -39,7 +43,7 @@ from ._compat import Client, MCPError, is_error, next_cursor, output_schema, str
 from .catalog import Catalog, ToolInfo
 from .errors import FailedResult, MalformedResult
 from .hooks import chain_messages, record_rejections, shadow_validation
-from .results import Findings, error_result, protocol_error_text, result_text, with_findings
+from .results import error_result, protocol_error_text, result_text, with_findings
 
 if TYPE_CHECKING:
     from mcp.shared.dispatcher import ProgressFnT
@@ -50,7 +54,6 @@ __all__ = ["RecoveringSession"]
 log = logging.getLogger("toolmend.mcp")
 
 _MAX_PAGES = 100
-_DEFAULT_RETRY = RetryPolicy()
 SESSION_MEMORY = 600.0
 """Seconds a session's default loop guard remembers a failure: a session has no run."""
 
@@ -85,7 +88,7 @@ class _Success:
     """The SDK's output-schema complaint, when it had one."""
 
 
-class RecoveringSession:
+class RecoveringSession(Delegating):
     """Wrap an MCP client once; every ``call_tool`` classifies, retries safely and reports.
 
     - ``effects`` maps tool names to ``read_only``, ``idempotent`` or ``write``;
@@ -114,43 +117,40 @@ class RecoveringSession:
       or with arguments that break the tool's ``inputSchema``, is not sent; it
       comes back as a fixable error result that names the listed tools or the
       argument to change.  ``False`` sends every call as given.
+
+    Args:
+        session_or_client: The connected ``mcp.Client`` or ``ClientSession``.
+        loop: The loop guard, as above.
+        raise_protocol_errors: Re-raise an ``MCPError``, as above.
+        read_timeout: Seconds, as above.
+        malformed_calls: Refuse malformed calls before sending, as above.
+        **options: ``effects``, ``trust_annotations``, ``retry``, ``form`` and
+            ``contracts``, as above (:class:`toolmend.integrations.RecoveryOptions`).
     """
+
+    wrapped: ClientSession | Client
 
     def __init__(
         self,
         session_or_client: ClientSession | Client,
         *,
-        effects: Mapping[str, Effect | str] | None = None,
-        trust_annotations: bool = False,
-        retry: RetryPolicy | None = _DEFAULT_RETRY,
-        form: Form | str = Form.C3,
-        contracts: Contracts | None = None,
         loop: LoopGuard | None = None,
         raise_protocol_errors: bool = False,
         read_timeout: float | None = 30.0,
         malformed_calls: bool = True,
+        **options: Unpack[RecoveryOptions],
     ) -> None:
+        self.recovery = Recovery.of(**options)
         self.wrapped = session_or_client
         self.read_timeout = read_timeout
-        self.effects = {name: Effect.parse(value) for name, value in (effects or {}).items()}
-        self.trust_annotations = trust_annotations
-        self.policy = retry if retry is not None else RetryPolicy.none()
-        self.form = Form.parse(form)
-        self.contracts = contracts
         self.loop = loop if loop is not None else LoopGuard(forget_after=SESSION_MEMORY)
         self.raise_protocol_errors = raise_protocol_errors
         self.malformed_calls = malformed_calls
-        self._catalog = Catalog(self.effects, trust_annotations)
-        self._declared: Contracts | None = contracts
+        self._catalog = Catalog(self.recovery)
+        self._declared: Contracts | None = self.recovery.contracts
         self._session: ClientSession | None = None
         self._generation = 0
         self._lock = anyio.Lock()
-
-    def __getattr__(self, name: str) -> Any:
-        """Everything but ``call_tool`` is the wrapped client's own (``list_tools``, ...)."""
-        if name.startswith("__") or name == "wrapped":
-            raise AttributeError(name)
-        return getattr(self.wrapped, name)
 
     # -- the tool listing ------------------------------------------------------
 
@@ -207,7 +207,7 @@ class RecoveringSession:
                 return self._catalog
             if generation == self._generation:
                 self._catalog.load(tools)
-                self._declared = _with_schemas(self.contracts, tools)
+                self._declared = _with_schemas(self.recovery.contracts, tools)
                 log.debug("toolmend.mcp: listed %d tools", len(tools))
         return self._catalog
 
@@ -275,7 +275,7 @@ class RecoveringSession:
             tool=name,
             arguments=args,
             effect=info.effect,
-            policy=self.policy,
+            policy=self.recovery.policy,
             history=history,
         )
         if isinstance(outcome, ToolFailure):
@@ -304,24 +304,15 @@ class RecoveringSession:
         note = compose_note(name, arguments, text, guidance) if guidance else None
         if self.raise_protocol_errors and isinstance(exc, MCPError):
             raise exc
-        findings = Findings(
-            tool=name,
+        findings = CallRecord.of_failure(
+            failure,
             effect=info.effect.value,
             effect_source=info.effect_source,
-            form=self.form.value,
-            failed=True,
-            attempts=failure.attempts,
-            kind=failure.kind.value,
+            form=self.recovery.form.value,
             rule=rule,
             source=source.value,
-            reason=failure.reason,
-            guidance=guidance,
             note=note.text if note else None,
             neutralised=note.neutralised if note else (),
-            retry_after=failure.retry_after,
-            outcome_unknown=failure.outcome_unknown,
-            stop=failure.stop.value if failure.stop is not None else None,
-            why_stopped=failure.why_stopped,
             history=_failed_history(failure.history),
         )
         log.info(
@@ -329,7 +320,8 @@ class RecoveringSession:
             name, failure.kind.value, rule, failure.attempts, findings.stop,
             info.effect.value, info.effect_source,
         )  # fmt: skip
-        append = "\n" + guidance if guidance and self.form is Form.C1 else None
+        # The core's C1 rule: the guidance follows the result's own text in the result.
+        append = failure.result_text(self.recovery.form, "") if guidance else None
         return with_findings(base, findings, append=append)
 
     def _succeeded(
@@ -360,11 +352,11 @@ class RecoveringSession:
             made = receipt(
                 name, value, violations, available_tools=available, substitutes=substitutes
             )
-        findings = Findings(
+        findings = CallRecord(
             tool=name,
             effect=info.effect.value,
             effect_source=info.effect_source,
-            form=self.form.value,
+            form=self.recovery.form.value,
             failed=False,
             attempts=len(history) + 1,
             source=Source.CONTRACT.value if made is not None else None,
@@ -379,7 +371,7 @@ class RecoveringSession:
                 "toolmend.mcp: %s result violates its contract: %s",
                 name, ", ".join(v.code.value for v in violations),
             )  # fmt: skip
-        block = made.advisory() if made is not None and self.form is not Form.OFF else None
+        block = made.advisory() if made is not None and self.recovery.form is not Form.OFF else None
         return with_findings(result, findings, extra_block=block)
 
 

@@ -36,6 +36,16 @@ def run_config(
     is answered with a fixable error naming the agent's tools instead of ending
     the run (``tool_not_found_behavior`` you set yourself wins); ``False`` keeps
     the SDK's behaviour.
+
+    Args:
+        form: The delivery form (default C3).
+        effect: The effect assumed for plain ``agents.function_tool`` tools.
+        contracts: The run's outcome contracts.
+        malformed_calls: Answer calls to unknown tools with a fixable error.
+        **kwargs: Your own ``RunConfig`` settings.
+
+    Returns:
+        The ``RunConfig``.
     """
     if malformed_calls:
         kwargs.setdefault("tool_not_found_behavior", "return_error_to_model")

@@ -56,8 +56,11 @@ def _value(result: Any) -> Any:
 
 
 def receipt_for(ctx: Any, tool: str, value: Any, own: Contracts | None) -> str | None:
-    """The receipt the model should read in place of ``value`` (a text or JSON value), or
-    ``None`` to show the result as it is; each firing is reported.  Never raises."""
+    """The receipt the model should read in place of ``value``, if any.
+
+    The receipt the model should read in place of ``value`` (a text or JSON value), or
+    ``None`` to show the result as it is; each firing is reported.  Never raises.
+    """
     try:
         contracts = own if own is not None else run_contracts(ctx)
         if contracts is None or value is None:

@@ -18,8 +18,14 @@ from typing import Any
 from agents import ModelBehaviorError, RunContextWrapper, ToolErrorFormatterArgs
 from agents.tool_context import ToolContext
 
-from toolmend import Effect, Form, ToolFailed, ToolFailure, Verdict
-from toolmend.integrations import argument_errors, cap_error, check_call, describe_exception
+from toolmend import Effect, Form, ToolFailed, ToolFailure
+from toolmend.integrations import (
+    argument_errors,
+    cap_error,
+    check_call,
+    describe_exception,
+    pending_verdict,
+)
 
 from . import pending, report
 from .malformed import tool_schema, unknown_tool_text
@@ -90,9 +96,7 @@ def deliver(ctx: RunContextWrapper[Any], failure: ToolFailure, shown: str, form:
     """Record the verdict for the input filter and report the failure."""
     call_id = ctx.tool_call_id if isinstance(ctx, ToolContext) else None
     if call_id is not None:
-        delivered = form is Form.C1 and failure.guidance is not None and failure.guidance in shown
-        # A clean verdict tells the filter the guidance is already in the output.
-        RUNS.record(call_id, shown, Verdict(False) if delivered else failure.verdict())
+        RUNS.record(call_id, shown, pending_verdict(failure.verdict(), form, shown))
     report.failed(call_id, shown, failure)
 
 
@@ -120,6 +124,7 @@ class FailureFunction:
         self.validator = validator
 
     def __call__(self, ctx: RunContextWrapper[Any], error: Exception) -> str | Awaitable[str]:
+        """The text the model reads for ``error``; the verdict is recorded for the filter."""
         try:
             failure = failure_of(ctx, error, self.effect, self.validator)
             shown = failure.result_text(self.form)
@@ -184,6 +189,14 @@ def failure_error_function(
     undeclared effect is a write: a timeout then asks to verify before
     repeating).  ``then`` is your own failure function: its text is shown
     instead of the cause (e.g. to redact it), and if it is async, so is this.
+
+    Args:
+        form: The delivery form.
+        effect: The effect assumed for tools that raised without toolmend's guard.
+        then: Your own failure function, whose text is shown instead of the cause.
+
+    Returns:
+        The failure function.
     """
     return FailureFunction(form, effect=effect, then=then)
 
@@ -195,8 +208,11 @@ def own_failure_function(
     effect: Effect | str = Effect.UNKNOWN,
     validator: Validator | None = None,
 ) -> FailureFunction | None:
-    """Toolmend's failure function in place of ``given``, which supplies the text if it is
-    the user's own; ``None`` stays ``None`` (the SDK raises) and :data:`UNSET` is ours."""
+    """Toolmend's failure function in place of ``given``.
+
+    Toolmend's failure function in place of ``given``, which supplies the text if it is
+    the user's own; ``None`` stays ``None`` (the SDK raises) and :data:`UNSET` is ours.
+    """
     if given is UNSET:
         return FailureFunction(form, effect=effect, validator=validator)
     if given is None:
@@ -216,13 +232,23 @@ def tool_error_formatter(
     effect: Effect | str = Effect.UNKNOWN,
     malformed_calls: bool = True,
 ) -> Callable[[ToolErrorFormatterArgs[Any]], str | Awaitable[str] | None]:
-    """A ``RunConfig.tool_error_formatter`` that does for plain ``agents.function_tool``
+    """A ``RunConfig.tool_error_formatter`` that tells the model what failed.
+
+    A ``RunConfig.tool_error_formatter`` that does for plain ``agents.function_tool``
     tools (those left on the SDK's default failure function) what
     :func:`failure_error_function` does; other errors keep the SDK's message.
 
     With ``malformed_calls``, a call to a tool the agent does not have (when the
     run returns that error to the model) reads the core's fixable error, which
     lists the agent's tools, closest name first.
+
+    Args:
+        form: The delivery form.
+        effect: The effect assumed for the tools it answers for.
+        malformed_calls: Answer calls to unknown tools with the core's fixable error.
+
+    Returns:
+        The formatter.
     """
     chosen = FailureFunction(form, effect=effect)
 

@@ -63,6 +63,7 @@ class InputFilter:
             return data
 
     def __call__(self, data: CallModelData[Any]) -> ModelInputData | Awaitable[ModelInputData]:
+        """Our rewrite of the model input, then the user's filter on it."""
         remember_agent(data.agent, data.context)
         ours = self.apply(data.model_data)
         if self.then is None:
@@ -86,5 +87,12 @@ def input_filter(form: Form | str = Form.C3, then: UserFilter | None = None) -> 
     ``c1`` appends the step to the output, ``c2``/``c4`` replace the failed call
     with the note, ``off`` only reports.  ``then`` is your own filter, called
     with our result (sync or async).
+
+    Args:
+        form: The delivery form.
+        then: Your own filter.
+
+    Returns:
+        The filter.
     """
     return InputFilter(form, then)

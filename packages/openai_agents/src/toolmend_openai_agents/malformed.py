@@ -64,8 +64,11 @@ async def _tool_names() -> list[str] | None:
 
 
 async def unknown_tool_text(args: ToolErrorFormatterArgs[Any], form: Form) -> str:
-    """What the model reads for a call to a tool the agent does not have; recorded
-    for the input filter like any other failure."""
+    """What the model reads for a call to a tool the agent does not have.
+
+    What the model reads for a call to a tool the agent does not have; recorded
+    for the input filter like any other failure.
+    """
     failure = unknown_tool(args.tool_name, await _tool_names())
     shown = failure.result_text(form)
     RUNS.record(args.call_id, shown, failure.verdict())

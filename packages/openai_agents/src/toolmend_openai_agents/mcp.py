@@ -66,6 +66,7 @@ class MCPErrorResults:
     def __call__(
         self, context: MCPToolCustomDataContext
     ) -> Mapping[str, Any] | Awaitable[Mapping[str, Any] | None] | None:
+        """Record an ``isError`` result, then run the user's extractor."""
         try:
             _record(context)
         except Exception:
@@ -79,6 +80,12 @@ def mcp_error_results(then: UserExtractor | None = None) -> MCPErrorResults:
     Results the server flagged with ``isError`` are classified and recorded,
     so the input filter delivers their next step like a function tool's.
     ``then`` is your own extractor; what it returns is the custom data.
+
+    Args:
+        then: Your own extractor.
+
+    Returns:
+        The extractor.
     """
     return MCPErrorResults(then)
 
@@ -93,6 +100,14 @@ def mcp_server_options(
 
     ``MCPServerStdio(params, **mcp_server_options())``: the failure function
     for calls that raise, and the extractor for ``isError`` results.
+
+    Args:
+        form: The delivery form.
+        effect: The effect assumed for the server's tools.
+        then: Your own custom-data extractor.
+
+    Returns:
+        The keyword arguments.
     """
     return {
         "failure_error_function": FailureFunction(form, effect=effect),

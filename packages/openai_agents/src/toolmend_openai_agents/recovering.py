@@ -20,8 +20,7 @@ is still guarded, without contracts from the run.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
+from typing import Any, Unpack
 
 from agents import AgentBase, RunContextWrapper
 from agents.mcp import MCPServer, MCPToolMetaContext
@@ -31,15 +30,19 @@ from mcp.types import Tool as MCPTool
 
 from toolmend import (
     Effect,
-    Form,
-    RetryPolicy,
     ToolFailed,
     ToolFailure,
     Verdict,
     classify_result,
 )
-from toolmend.contracts import Contracts
-from toolmend.integrations import CallContext, ResultFailed, effect_from_mcp, text_of
+from toolmend.integrations import (
+    CallContext,
+    Delegating,
+    Recovery,
+    RecoveryOptions,
+    ResultFailed,
+    text_of,
+)
 
 from . import pending
 from .contracts import receipt_for
@@ -48,9 +51,6 @@ from .guarded import Guarded
 from .mcp import MCPErrorResults
 
 __all__ = ["RecoveringServer"]
-
-
-_DEFAULT_POLICY = RetryPolicy()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -66,7 +66,7 @@ def _text(result: CallToolResult) -> str:
     return text_of([block.model_dump(mode="json") for block in result.content]) or ""
 
 
-class RecoveringServer(MCPServer):
+class RecoveringServer(Delegating, MCPServer):
     """Wrap an SDK MCP server (``MCPServerStdio``, ``MCPServerSse``, ...) so its tools recover.
 
     ``Agent(mcp_servers=[RecoveringServer(MCPServerStdio(params), effects={...})])``;
@@ -91,34 +91,22 @@ class RecoveringServer(MCPServer):
 
     Leave the wrapped server's own ``max_retry_attempts`` at 0: it repeats any
     call that raised, writes included.
+
+    Args:
+        server: The SDK MCP server to wrap.
+        **options: ``effects``, ``trust_annotations``, ``retry``, ``contracts`` and
+            ``form``, as above (:class:`toolmend.integrations.RecoveryOptions`).
     """
 
-    def __init__(
-        self,
-        server: MCPServer,
-        *,
-        effects: Mapping[str, Effect | str] | None = None,
-        trust_annotations: bool = False,
-        retry: RetryPolicy | None = _DEFAULT_POLICY,
-        contracts: Contracts | None = None,
-        form: Form | str = Form.C3,
-    ) -> None:
+    wrapped: MCPServer
+
+    def __init__(self, server: MCPServer, **options: Unpack[RecoveryOptions]) -> None:
         # MCPServer.__init__ is not called: every setting is the wrapped server's.
+        self.recovery = Recovery.of(**options)
         self.wrapped = server
-        self.effects = {name: Effect.parse(value) for name, value in (effects or {}).items()}
-        self.trust_annotations = trust_annotations
-        self.policy = retry if retry is not None else RetryPolicy.none()
-        self.contracts = contracts
-        self.form = Form.parse(form)
-        self._hints: dict[str, Effect] = {}
+        self._annotations: dict[str, Any] = {}
         self.tool_meta_resolver = self._resolve_meta
         self.custom_data_extractor = self._extractor()
-
-    def __getattr__(self, name: str) -> Any:
-        """Every other attribute is the wrapped server's (its settings, session, ...)."""
-        if name.startswith("__") or name == "wrapped":
-            raise AttributeError(name)
-        return getattr(self.wrapped, name)
 
     # -- the hooks the SDK reads from the server --------------------------------
 
@@ -136,7 +124,7 @@ class RecoveringServer(MCPServer):
     ) -> ToolErrorFunction | None:
         chosen = self.wrapped._get_failure_error_function(agent_failure_error_function)
         given = UNSET if chosen is default_tool_error_function else chosen
-        own: FailureFunction | None = own_failure_function(given, form=self.form)
+        own: FailureFunction | None = own_failure_function(given, form=self.recovery.form)
         return own
 
     def _get_needs_approval_for_tool(self, tool: MCPTool, agent: AgentBase | None) -> Any:
@@ -146,16 +134,20 @@ class RecoveringServer(MCPServer):
 
     @property
     def name(self) -> str:
+        """The wrapped server's name."""
         return self.wrapped.name
 
     @property
     def cached_tools(self) -> list[MCPTool] | None:
+        """The wrapped server's cached tool listing."""
         return self.wrapped.cached_tools
 
     async def connect(self) -> None:
+        """Connect the wrapped server."""
         await self.wrapped.connect()  # type: ignore[no-untyped-call]  # untyped in the SDK
 
     async def cleanup(self) -> None:
+        """Close the wrapped server."""
         await self.wrapped.cleanup()  # type: ignore[no-untyped-call]  # untyped in the SDK
 
     async def __aenter__(self) -> RecoveringServer:
@@ -168,37 +160,44 @@ class RecoveringServer(MCPServer):
     async def list_tools(
         self, run_context: RunContextWrapper[Any] | None = None, agent: AgentBase | None = None
     ) -> list[MCPTool]:
+        """The wrapped server's tools; their annotations are kept when they are trusted."""
         tools = await self.wrapped.list_tools(run_context, agent)
-        if self.trust_annotations:
-            self._hints.update({tool.name: effect_from_mcp(tool.annotations) for tool in tools})
+        if self.recovery.trust_annotations:
+            self._annotations.update({tool.name: tool.annotations for tool in tools})
         return tools
 
     async def list_prompts(self) -> ListPromptsResult:
+        """The wrapped server's prompts."""
         return await self.wrapped.list_prompts()
 
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None
     ) -> GetPromptResult:
+        """A prompt of the wrapped server."""
         return await self.wrapped.get_prompt(name, arguments)
 
     async def list_resources(self, cursor: str | None = None) -> Any:
+        """The wrapped server's resources."""
         return await self.wrapped.list_resources(cursor)
 
     async def list_resource_templates(self, cursor: str | None = None) -> Any:
+        """The wrapped server's resource templates."""
         return await self.wrapped.list_resource_templates(cursor)
 
     async def read_resource(self, uri: str) -> Any:
+        """A resource of the wrapped server."""
         return await self.wrapped.read_resource(uri)
 
     # -- calls ------------------------------------------------------------------
 
     def effect(self, tool: str, shown_as: str | None = None) -> Effect:
-        """The effect of ``tool``: declared (by its name or the name the model sees), else
-        its annotations' claim when trusted, else ``unknown``."""
-        for name in (tool, shown_as):
-            if name is not None and name in self.effects:
-                return self.effects[name]
-        return self._hints.get(tool, Effect.UNKNOWN) if self.trust_annotations else Effect.UNKNOWN
+        """The effect of ``tool``; a declaration wins over a trusted annotation.
+
+        The effect of ``tool``: declared (by its name or the name the model sees), else
+        its annotations' claim when trusted, else ``unknown``.
+        """
+        effect, _ = self.recovery.effect(tool, shown_as, annotations=self._annotations.get(tool))
+        return effect
 
     async def call_tool(
         self, tool_name: str, arguments: dict[str, Any] | None, meta: dict[str, Any] | None = None
@@ -222,7 +221,7 @@ class RecoveringServer(MCPServer):
                     raise ResultFailed(text, verdict.kind, verdict.reason, failed)
             return result
 
-        guarded = Guarded(self.effect(tool_name, shown_as), self.policy)
+        guarded = Guarded(self.effect(tool_name, shown_as), self.recovery.policy)
         outcome = await guarded.arun(
             attempt,
             tool=tool,
@@ -255,7 +254,7 @@ class RecoveringServer(MCPServer):
         structured = result.structured_content
         use_structured = getattr(self.wrapped, "use_structured_content", False) is True
         value = structured if use_structured and structured else _text(result)
-        receipt = receipt_for(context, tool, value, self.contracts)
+        receipt = receipt_for(context, tool, value, self.recovery.contracts)
         if receipt is None:
             return result
         block = TextContent(type="text", text=receipt)

@@ -18,7 +18,7 @@ from typing import Any
 
 from toolmend import ToolFailure
 from toolmend.contracts import Review
-from toolmend.integrations import AttemptRecord, Report
+from toolmend.integrations import AttemptRecord, Report, scoped
 
 __all__ = [
     "Captured",
@@ -44,6 +44,7 @@ class FailureRecord:
     failure: ToolFailure
 
     def to_dict(self) -> dict[str, Any]:
+        """This record as JSON-ready data."""
         return {"call_id": self.call_id, "shown": self.shown, "failure": self.failure.to_dict()}
 
 
@@ -62,6 +63,7 @@ class ContractRecord:
         return self.review.text
 
     def to_dict(self) -> dict[str, Any]:
+        """This record as JSON-ready data."""
         return {
             "call_id": self.call_id,
             "tool": self.tool,
@@ -86,6 +88,7 @@ class RetryRecord:
         return len(self.history) + 1
 
     def to_dict(self) -> dict[str, Any]:
+        """This record as JSON-ready data."""
         return {
             "call_id": self.call_id,
             "tool": self.tool,
@@ -96,8 +99,11 @@ class RetryRecord:
 
 
 class Captured:
-    """The failures, retries, receipts and rewrites of the runs started inside one
-    :func:`capture`."""
+    """What toolmend did in the runs started inside one :func:`capture`.
+
+    The failures, retries, receipts and rewrites of the runs started inside one
+    :func:`capture`.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -108,13 +114,17 @@ class Captured:
 
     @property
     def failures(self) -> tuple[FailureRecord, ...]:
+        """One record per failed call, with what the model was shown."""
         with self._lock:
             return tuple(self._failures)
 
     @property
     def retries(self) -> tuple[RetryRecord, ...]:
-        """One record per call that succeeded only after retrying (failed calls are in
-        :attr:`failures`, with their attempts)."""
+        """One record per call that succeeded only after retrying.
+
+        One record per call that succeeded only after retrying (failed calls are in
+        :attr:`failures`, with their attempts).
+        """
         with self._lock:
             return tuple(self._retries)
 
@@ -131,6 +141,7 @@ class Captured:
             return tuple(self._rewrites)
 
     def to_dict(self) -> dict[str, Any]:
+        """Everything captured, as JSON-ready data."""
         return {
             "failures": [f.to_dict() for f in self.failures],
             "retries": [r.to_dict() for r in self.retries],
@@ -166,12 +177,8 @@ def capture() -> Iterator[Captured]:
     task copies the context when it starts); consuming the stream may happen
     anywhere.
     """
-    captured = Captured()
-    token = _CAPTURE.set(captured)
-    try:
+    with scoped(_CAPTURE, Captured()) as captured:
         yield captured
-    finally:
-        _CAPTURE.reset(token)
 
 
 def failed(call_id: str | None, shown: str, failure: ToolFailure) -> None:

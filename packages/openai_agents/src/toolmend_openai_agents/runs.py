@@ -103,6 +103,7 @@ class Runs:
         return forget
 
     def state(self) -> RunState:
+        """The state of the run this code runs in."""
         return self.registry.get(self.key())
 
     def record(self, call_id: str, output: Any, verdict: Verdict) -> None:

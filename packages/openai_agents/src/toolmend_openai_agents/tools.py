@@ -39,7 +39,13 @@ from pydantic import BaseModel, ValidationError
 
 from toolmend import Effect, RetryPolicy, ToolFailed, ToolFailure
 from toolmend.contracts import Contracts
-from toolmend.integrations import CallContext, parse_arguments, validation_details
+from toolmend.integrations import (
+    CallContext,
+    ToolSignature,
+    is_async,
+    parse_arguments,
+    validation_details,
+)
 
 from .contracts import apply_contracts
 from .failure import UNSET, Validator, model_arguments, own_failure_function
@@ -57,35 +63,16 @@ def _is_context(annotation: Any) -> bool:
 
 
 class _Shape:
-    """The function's signature split into the context, the public part and the key."""
+    """The core's reading of the signature, with the tool context the SDK passes first."""
 
     def __init__(self, func: Callable[..., Any], key_param: str | None) -> None:
-        signature = inspect.signature(func)
-        # A callable instance keeps its annotations on ``__call__``.
-        plain = inspect.isroutine(func) or inspect.isclass(func)
-        annotated = func if plain else type(func).__call__
-        try:
-            hints = typing.get_type_hints(annotated, include_extras=True)
-        except Exception:
-            hints = dict(getattr(annotated, "__annotations__", {}))
-        params = list(signature.parameters.values())
+        tool = ToolSignature.of(func, key_param)
+        params = tool.public_parameters
         first = params[0] if params else None
         self.takes_context = first is not None and _is_context(
-            hints.get(first.name, first.annotation)
+            tool.hints.get(first.name, first.annotation)
         )
-        rest = params[1:] if self.takes_context else params
-        if key_param is not None:
-            found = signature.parameters.get(key_param)
-            if found is None or found.kind in (
-                inspect.Parameter.POSITIONAL_ONLY,
-                inspect.Parameter.VAR_POSITIONAL,
-                inspect.Parameter.VAR_KEYWORD,
-            ):
-                raise TypeError(
-                    f"{getattr(func, '__name__', func)!r} needs a keyword parameter "
-                    f"{key_param!r} for the idempotency key"
-                )
-        public = [p for p in rest if p.name != key_param]
+        public = params[1:] if self.takes_context else params
         context = (
             first
             if self.takes_context and first is not None
@@ -95,11 +82,9 @@ class _Shape:
                 annotation=ToolContext[Any],
             )
         )
-        self.signature = signature.replace(parameters=[context, *public])
-        annotations = {p.name: hints[p.name] for p in public if p.name in hints}
-        annotations[context.name] = hints.get(context.name, ToolContext[Any])
-        if "return" in hints:
-            annotations["return"] = hints["return"]
+        self.signature = tool.signature.replace(parameters=[context, *public])
+        annotations = tool.public_annotations()
+        annotations[context.name] = tool.hints.get(context.name, ToolContext[Any])
         self.annotations = annotations
 
 
@@ -138,8 +123,7 @@ def _guarded(
         return apply_contracts(ctx, getattr(ctx, "tool_name", None) or name, result, contracts)
 
     wrapper: Callable[..., Any]
-    is_async = inspect.iscoroutinefunction(func if inspect.isroutine(func) else type(func).__call__)
-    if is_async:
+    if is_async(func):
 
         @functools.wraps(func)
         async def async_wrapper(ctx: Any, /, *args: Any, **kwargs: Any) -> Any:

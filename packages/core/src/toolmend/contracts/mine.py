@@ -453,6 +453,7 @@ class Miner:
         return True
 
     def contracts(self, substitutes: Mapping[str, Iterable[str]] | None = None) -> Contracts:
+        """The contracts mined so far, one per tool, in name order."""
         tools = {
             name: stats.contract(name)
             for name, stats in sorted(self._tools.items())

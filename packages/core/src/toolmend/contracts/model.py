@@ -66,6 +66,7 @@ class Violation:
     tool: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """This violation as JSON-ready data."""
         return {
             "code": self.code.value,
             "path": self.path,
@@ -137,6 +138,7 @@ class ToolContract:
     """Recorded results in which each learned path occurred: the evidence behind each invariant."""
 
     def to_dict(self) -> dict[str, Any]:
+        """These statistics as JSON-ready data."""
         return {
             "samples": self.samples,
             "error_free": self.error_free,
@@ -227,6 +229,7 @@ class ToolContract:
 
     @property
     def mined(self) -> bool:
+        """Whether the contract was mined from recorded results (not only declared)."""
         return self.samples > 0
 
 
@@ -244,9 +247,11 @@ class Contracts:
     tolerance: float = TOLERANCE
 
     def get(self, tool: str) -> ToolContract | None:
+        """The contract of ``tool``, if it has one."""
         return self.tools.get(tool)
 
     def to_dict(self) -> dict[str, Any]:
+        """The contracts file's JSON-ready data (format and version first)."""
         return {
             "format": FORMAT,
             "version": VERSION,
@@ -256,9 +261,11 @@ class Contracts:
         }
 
     def dumps(self) -> str:
+        """The contracts file's text, as :meth:`save` writes it."""
         return json_text(self.to_dict(), indent=2) + "\n"
 
     def save(self, path: str | Path) -> None:
+        """Write the contracts file to ``path`` (UTF-8)."""
         Path(path).write_text(self.dumps(), encoding="utf-8")
 
     @classmethod
@@ -288,6 +295,11 @@ class Contracts:
 
     @classmethod
     def loads(cls, text: str) -> Contracts:
+        """Read a contracts file's text.
+
+        Raises:
+            ValueError: The text is not a contracts file; the message names what is wrong.
+        """
         try:
             data = json.loads(text)
         except ValueError as exc:
@@ -296,6 +308,7 @@ class Contracts:
 
     @classmethod
     def load(cls, path: str | Path) -> Contracts:
+        """Read the contracts file at ``path``; see :meth:`loads`."""
         return cls.loads(Path(path).read_text(encoding="utf-8"))
 
     def with_substitutes(self, substitutes: Mapping[str, Iterable[str]]) -> Contracts:

@@ -59,6 +59,7 @@ class Receipt:
         return not parse_result(self.result)[1]
 
     def outcome_contract(self) -> dict[str, Any]:
+        """The receipt's body as the ``outcome_contract`` envelope (violations capped)."""
         listed = self.violations[:MAX_LISTED]
         body: dict[str, Any] = {
             "status": "inconsistent",

@@ -32,6 +32,7 @@ class Review:
         return self.receipt is not None
 
     def to_dict(self) -> dict[str, Any]:
+        """This review as JSON-ready data."""
         return {
             "violations": [v.to_dict() for v in self.violations],
             "recovery_tools": list(self.receipt.recovery_tools) if self.receipt else [],

@@ -78,6 +78,7 @@ def type_name(value: Any) -> str:
 
 
 def is_number(value: Any) -> bool:
+    """Whether ``value`` is a JSON number (``bool`` is not one, though Python says so)."""
     return type(value) in (int, float) or (
         isinstance(value, int | float) and not isinstance(value, bool)
     )
