@@ -18,21 +18,21 @@ import pytest
 
 pytest.importorskip("opentelemetry.sdk")
 
-from opentelemetry import metrics, trace  # noqa: E402
-from opentelemetry.sdk.metrics import Counter, Histogram, MeterProvider  # noqa: E402
-from opentelemetry.sdk.metrics.export import (  # noqa: E402
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import Counter, Histogram, MeterProvider
+from opentelemetry.sdk.metrics.export import (
     AggregationTemporality,
     InMemoryMetricReader,
 )
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
 
-import toolmend  # noqa: E402
-from toolmend import telemetry  # noqa: E402
-from toolmend.retry import SleepLog, reset_budgets  # noqa: E402
+import toolmend
+from toolmend import telemetry
+from toolmend.retry import SleepLog, reset_budgets
 
 TESTS = Path(__file__).resolve().parents[1]
 for folder in ("langchain", "openai_agents", "mcp_client"):

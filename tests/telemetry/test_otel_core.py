@@ -343,7 +343,8 @@ def test_a_guarded_call_inside_a_framework_call_gets_a_child_span(otel: Otel) ->
 
     child, parent = otel.spans()
     assert (child.name, parent.name) == ("execute_tool inner", "execute_tool outer")
-    assert child.parent is not None and child.parent.span_id == parent.context.span_id
+    assert child.parent is not None
+    assert child.parent.span_id == parent.context.span_id
     assert attrs(parent)["toolmend.attempts"] == 1
     assert status(parent) == ("ERROR", None)  # the guarded tool returned a ToolFailure
 
