@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -325,7 +325,7 @@ class RecoveringSession:
         guidance = failure.guidance
         note = compose_note(name, arguments, text, guidance) if guidance else None
         telemetry.record(
-            failure,
+            replace(failure, rule=rule),
             effect=info.effect,
             effect_source=info.effect_source,
             form=self.form.value,
