@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -24,55 +22,22 @@ from opentelemetry.sdk.metrics.export import (
     AggregationTemporality,
     InMemoryMetricReader,
 )
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
+from otel_support import Otel
 
 import toolmend
 from toolmend import telemetry
 from toolmend.retry import SleepLog, reset_budgets
 
 TESTS = Path(__file__).resolve().parents[1]
-for folder in ("langchain", "openai_agents", "mcp_client"):
+for folder in ("langchain", "openai_agents", "mcp_client", "engine"):
     sys.path.insert(0, str(TESTS / folder))
 
 _DELTA = {Counter: AggregationTemporality.DELTA, Histogram: AggregationTemporality.DELTA}
-
-
-@dataclass
-class Otel:
-    exporter: InMemorySpanExporter
-    reader: InMemoryMetricReader
-
-    def spans(self) -> list[ReadableSpan]:
-        """The spans finished since the last call, oldest first."""
-        finished = list(self.exporter.get_finished_spans())
-        self.exporter.clear()
-        return finished
-
-    def metrics(self) -> dict[str, Any]:
-        """``{name: {attributes as sorted tuple: value}}`` since the last call: a counter's
-        sum, a histogram's ``(count, sum)``."""
-        out: dict[str, dict[tuple[tuple[str, Any], ...], Any]] = {}
-        data = self.reader.get_metrics_data()
-        for resource in data.resource_metrics if data is not None else ():
-            for scope in resource.scope_metrics:
-                if scope.scope.name != "toolmend":
-                    continue
-                for metric in scope.metrics:
-                    for point in metric.data.data_points:
-                        key = tuple(sorted(point.attributes.items()))
-                        value = (
-                            (point.count, point.sum)
-                            if hasattr(point, "bucket_counts")
-                            else point.value
-                        )
-                        if value in (0, (0, 0)):
-                            continue
-                        out.setdefault(metric.name, {})[key] = value
-        return out
 
 
 _INSTALLED: Otel | None = None

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
 SECRET_ARGUMENT = "alice@example.com"
@@ -42,3 +45,37 @@ def dump(spans: list[ReadableSpan]) -> str:
     return json.dumps(
         [{"name": s.name, "attributes": attrs(s), "events": events(s)} for s in spans], indent=1
     )
+
+
+@dataclass
+class Otel:
+    exporter: InMemorySpanExporter
+    reader: InMemoryMetricReader
+
+    def spans(self) -> list[ReadableSpan]:
+        """The spans finished since the last call, oldest first."""
+        finished = list(self.exporter.get_finished_spans())
+        self.exporter.clear()
+        return finished
+
+    def metrics(self) -> dict[str, Any]:
+        """``{name: {attributes as sorted tuple: value}}`` since the last call: a counter's
+        sum, a histogram's ``(count, sum)``."""
+        out: dict[str, dict[tuple[tuple[str, Any], ...], Any]] = {}
+        data = self.reader.get_metrics_data()
+        for resource in data.resource_metrics if data is not None else ():
+            for scope in resource.scope_metrics:
+                if scope.scope.name != "toolmend":
+                    continue
+                for metric in scope.metrics:
+                    for point in metric.data.data_points:
+                        key = tuple(sorted(point.attributes.items()))
+                        value = (
+                            (point.count, point.sum)
+                            if hasattr(point, "bucket_counts")
+                            else point.value
+                        )
+                        if value in (0, (0, 0)):
+                            continue
+                        out.setdefault(metric.name, {})[key] = value
+        return out

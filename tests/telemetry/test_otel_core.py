@@ -10,9 +10,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import Otel
 from opentelemetry import trace
-from otel_support import SECRET_ARGUMENT, attrs, events, status, text_of_spans
+from otel_support import SECRET_ARGUMENT, Otel, attrs, events, status, text_of_spans
 
 import toolmend
 from toolmend import LoopGuard, RetryPolicy, ToolFailure, fail_soft, telemetry

@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import Otel
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 from lc_support import ai, call, http_error
 from opentelemetry import trace
-from otel_support import SECRET_ARGUMENT, attrs, events, status, text_of_spans
+from otel_support import SECRET_ARGUMENT, Otel, attrs, events, status, text_of_spans
 
 from toolmend import telemetry
 from toolmend.retry import SleepLog

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import Otel
 from mcp_demo_server import build_server
 from mcp_sdk import MCP2, open_connection
-from otel_support import attrs, events, status
+from otel_support import Otel, attrs, events, status
 
 from toolmend import LoopGuard
 from toolmend_mcp import RecoveringSession

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from agents import Agent, Runner
 from agents.testing import ScriptedModel, assistant_message, function_call
-from conftest import Otel
 from oa_support import config, http_error, script
-from otel_support import SECRET_ARGUMENT, attrs, events, status, text_of_spans
+from otel_support import SECRET_ARGUMENT, Otel, attrs, events, status, text_of_spans
 
 import toolmend_openai_agents as tm
 from toolmend.retry import SleepLog
