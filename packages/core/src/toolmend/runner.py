@@ -235,7 +235,7 @@ class _Call:
             _guarded(loop.after, self.tool, self.arguments, failure)
             advised = _guarded(loop.advised, failure)
             failure = advised if isinstance(advised, ToolFailure) else failure
-        if self.span is not None:
+        if self.span is not None and self.span.recording:
             self.span.outcome(self._outcome(info, verified))
             self.span.record(failure, effect=self.effect)
         self._hook(self.policy.on_give_up, failure)
@@ -346,7 +346,8 @@ def execute(
         call.span = span
         blocked = _before(loop, call)
         if blocked is not None:
-            span.record(blocked, effect=call.effect)
+            if span is not None:
+                span.record(blocked, effect=call.effect)
             return blocked
         with call_clock():
             call.started = now()
@@ -414,7 +415,8 @@ async def aexecute(
         call.span = span
         blocked = _before(loop, call)
         if blocked is not None:
-            span.record(blocked, effect=call.effect)
+            if span is not None:
+                span.record(blocked, effect=call.effect)
             return blocked
         with call_clock():
             call.started = now()

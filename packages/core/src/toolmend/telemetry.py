@@ -25,11 +25,12 @@ import json
 import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import metrics, propagate, trace
+from opentelemetry.metrics import _internal as _metrics_api
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from .attempts import AttemptRecord, Stop
@@ -60,6 +61,8 @@ RECORD_CONTENT_ENV = "TOOLMEND_OTEL_RECORD_CONTENT"
 
 _SCOPE = "toolmend"
 _REFUSED_STOPS = frozenset({Stop.UNSAFE, Stop.BUDGET, Stop.DEADLINE})
+_KIND = {kind: kind.value for kind in Kind}
+"""An enum's ``.value`` is a slow property: the metrics look the text up instead."""
 _UNSURE = frozenset({Kind.TRANSIENT, Kind.AMBIGUOUS})
 
 _tracer = trace.get_tracer(_SCOPE)
@@ -176,8 +179,11 @@ class ToolCall:
     """
 
     __slots__ = (
+        "_arguments",
+        "_context",
         "_failure",
         "_outcome",
+        "_token",
         "attempts",
         "claimed",
         "codes",
@@ -185,22 +191,55 @@ class ToolCall:
         "effect_source",
         "form",
         "neutralised",
+        "recording",
         "span",
         "tool",
     )
 
-    def __init__(self, span: Span, tool: str) -> None:
+    def __init__(self, span: Span, tool: str, arguments: Mapping[str, Any] | None = None) -> None:
         self.span = span
+        self.recording = span.is_recording()
+        """Whether the span records (an SDK is configured): attributes are built only then.
+
+        Without an SDK the call keeps only what the metrics need, and its ``with``
+        block switches no context (the parent, with the same context, stays current).
+        """
         self.tool = tool
         self.claimed = False
         self.attempts = 0
-        self.effect: Effect | None = None
-        self.effect_source: str | None = None
-        self.form: str | None = None
-        self.neutralised: tuple[str, ...] | None = None
-        self.codes: list[str] = []
         self._failure: ToolFailure | None = None
-        self._outcome: str | None = None
+        self._arguments = arguments
+        self._context: AbstractContextManager[Any] | None = None
+        self._token: Token[ToolCall | None] | None = None
+        if self.recording:
+            self.effect: Effect | None = None
+            self.effect_source: str | None = None
+            self.form: str | None = None
+            self.neutralised: tuple[str, ...] | None = None
+            self.codes: list[str] = []
+            self._outcome: str | None = None
+
+    def __enter__(self) -> ToolCall:
+        if self.recording:
+            self._context = trace.use_span(
+                self.span, record_exception=False, set_status_on_exception=False
+            )
+            self._context.__enter__()
+        if self.recording or not self.claimed:
+            self._token = _CURRENT.set(self)
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> None:
+        if self._token is not None:
+            _CURRENT.reset(self._token)
+        if exc is not None and self.recording:
+            self.span.set_attribute("error.type", _exception_type(exc))
+            self.span.set_status(Status(StatusCode.ERROR, None))
+        self.end(self._arguments)
+        if self._context is not None:
+            self._context.__exit__(kind, exc, tb)
 
     # --- what the runner reports -------------------------------------------------
 
@@ -208,12 +247,12 @@ class ToolCall:
         """A failed attempt, the wait before it, and what was decided after it."""
         self.attempts = max(self.attempts, record.attempt)
         if record.delay is not None and record.stop is None:
-            _retries.add(1, {"gen_ai.tool.name": self.tool, "toolmend.kind": record.kind.value})
+            _retries.add(1, {"gen_ai.tool.name": self.tool, "toolmend.kind": _KIND[record.kind]})
         elif record.stop in _REFUSED_STOPS:
             _refused_retries.add(
                 1, {"gen_ai.tool.name": self.tool, "toolmend.stop_reason": record.stop.value}
             )
-        if not self.span.is_recording():
+        if not self.recording:
             return
         attributes: dict[str, AttributeValue] = {
             "toolmend.attempt": record.attempt,
@@ -235,7 +274,7 @@ class ToolCall:
     def succeeded_attempt(self, attempt: int, *, wait: float) -> None:
         """The attempt that succeeded (after ``attempt - 1`` failed ones)."""
         self.attempts = max(self.attempts, attempt)
-        if attempt > 1 and self.span.is_recording():
+        if attempt > 1 and self.recording:
             self.span.add_event(
                 "toolmend.attempt",
                 {"toolmend.attempt": attempt, "toolmend.attempt.wait": wait},
@@ -248,9 +287,8 @@ class ToolCall:
     # --- what the guards report --------------------------------------------------
 
     def refused(self, failure: ToolFailure) -> None:
-        """The loop guard refused the call (an exact repeat, or an open circuit)."""
-        _loop_refusals.add(1, {"gen_ai.tool.name": self.tool, "toolmend.rule": failure.rule})
-        if self.span.is_recording():
+        """The loop guard refused the call (an exact repeat, or an open circuit): an event."""
+        if self.recording:
             attributes: dict[str, AttributeValue] = {
                 "toolmend.rule": failure.rule,
                 "toolmend.kind": failure.kind.value,
@@ -264,9 +302,9 @@ class ToolCall:
         for violation in found:
             code = violation.code.value
             _violations.add(1, {"gen_ai.tool.name": self.tool, "toolmend.contract.code": code})
-            if code not in self.codes:
-                self.codes.append(code)
-            if self.span.is_recording():
+            if self.recording:
+                if code not in self.codes:
+                    self.codes.append(code)
                 attributes: dict[str, AttributeValue] = {
                     "toolmend.contract.code": code,
                     "toolmend.contract.path": violation.path,
@@ -291,6 +329,11 @@ class ToolCall:
         self._failure = failure
         if failure is not None:
             self.attempts = failure.attempts
+        if attempts is not None:
+            self.attempts = attempts
+        if not self.recording:
+            return
+        if failure is not None:
             if failure.attempts == 0:
                 self._outcome = "not_landed"
             elif failure.stop is Stop.LANDED:
@@ -300,8 +343,6 @@ class ToolCall:
                 self._outcome = "unknown" if unsure else "not_landed"
         else:
             self._outcome = "landed"
-        if attempts is not None:
-            self.attempts = attempts
         if effect is not None:
             self.effect = Effect.parse(effect)
         if effect_source is not None:
@@ -315,11 +356,11 @@ class ToolCall:
         """Set the final attributes and status, count the call, and end the span."""
         failure = self._failure
         if failure is not None:
-            _failures.add(1, {"gen_ai.tool.name": self.tool, "toolmend.kind": failure.kind.value})
+            _failures.add(1, {"gen_ai.tool.name": self.tool, "toolmend.kind": _KIND[failure.kind]})
         if self.attempts:
             _attempts.record(self.attempts, {"gen_ai.tool.name": self.tool})
         span = self.span
-        if span.is_recording():
+        if self.recording:
             span.set_attributes(self._attributes(failure, arguments))
             if failure is not None:
                 description = failure.cause if _settings.record_content else None
@@ -360,6 +401,7 @@ class ToolCall:
         return attributes
 
 
+_NOTHING: AbstractContextManager[None] = nullcontext()
 _CURRENT: ContextVar[ToolCall | None] = ContextVar("toolmend_tool_call", default=None)
 
 
@@ -368,14 +410,28 @@ def current() -> ToolCall | None:
     return _CURRENT.get()
 
 
-@contextmanager
+class _Claimed:
+    """The adapter's open call, taken by the runner: the adapter's scope ends it."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, call: ToolCall) -> None:
+        self.call = call
+
+    def __enter__(self) -> ToolCall:
+        return self.call
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
 def tool_call(
     tool: str,
     *,
     call_id: str | None = None,
     framework: str | None = None,
     arguments: Mapping[str, Any] | None = None,
-) -> Iterator[ToolCall]:
+) -> AbstractContextManager[ToolCall]:
     """Open the ``execute_tool {tool}`` span of one logical tool call, current inside.
 
     The call runner (:func:`toolmend.integrations.execute`) run inside reports
@@ -389,6 +445,32 @@ def tool_call(
             ``openai_agents``, ``mcp``...).
         arguments: The call's arguments, recorded only when content is recorded.
     """
+    return _open(tool, call_id, framework, arguments)
+
+
+def _tracing() -> bool:
+    """Whether a tracer provider is set; ``False`` means every span would be a no-op.
+
+    The API's own proxy tracer decides by this same global (it never loads a
+    provider named in the environment either), and reading it is far cheaper
+    than starting a no-op span.  Should the API rename it, spans are started.
+    """
+    return getattr(trace, "_TRACER_PROVIDER", True) is not None
+
+
+def _active() -> bool:
+    """Whether a tracer or a meter provider is set: otherwise all of this is a no-op."""
+    return _tracing() or getattr(_metrics_api, "_METER_PROVIDER", True) is not None
+
+
+def _open(
+    tool: str,
+    call_id: str | None,
+    framework: str | None,
+    arguments: Mapping[str, Any] | None,
+) -> ToolCall:
+    if not _tracing():
+        return ToolCall(trace.INVALID_SPAN, tool, arguments)
     attributes: dict[str, AttributeValue] = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": tool,
@@ -398,36 +480,28 @@ def tool_call(
     if framework is not None:
         attributes["toolmend.framework"] = framework
     span = _tracer.start_span(f"execute_tool {tool}", kind=SpanKind.INTERNAL, attributes=attributes)
-    call = ToolCall(span, tool)
-    token = _CURRENT.set(call)
-    try:
-        with trace.use_span(span, record_exception=False, set_status_on_exception=False):
-            yield call
-    except BaseException as exc:
-        if span.is_recording():
-            span.set_attribute("error.type", _exception_type(exc))
-            span.set_status(Status(StatusCode.ERROR, None))
-        raise
-    finally:
-        _CURRENT.reset(token)
-        call.end(arguments)
+    return ToolCall(span, tool, arguments)
 
 
-@contextmanager
-def runner_call(tool: str, arguments: Mapping[str, Any] | None) -> Iterator[ToolCall]:
+def runner_call(
+    tool: str, arguments: Mapping[str, Any] | None
+) -> AbstractContextManager[ToolCall | None]:
     """The call the runner reports into: the adapter's, or a span of its own.
 
     The adapter's call is taken once; a tool that runs another guarded call
     inside (a ``fail_soft`` function called by a framework tool) gets a child span.
+    With neither a tracer nor a meter provider set, ``None``: the runner then skips
+    every hook, which keeps the no-SDK cost of a call to one check.
     """
     open_call = _CURRENT.get()
     if open_call is not None and not open_call.claimed and open_call.tool == tool:
         open_call.claimed = True
-        yield open_call
-        return
-    with tool_call(tool, arguments=arguments) as own:
-        own.claimed = True
-        yield own
+        return _Claimed(open_call)
+    if not _active():
+        return _NOTHING
+    own = _open(tool, None, None, arguments)
+    own.claimed = True
+    return own
 
 
 def record(
@@ -464,11 +538,10 @@ def record(
 
 def loop_refused(failure: ToolFailure) -> None:
     """The loop guard refused a call: an event on the current tool call, and a count."""
+    _loop_refusals.add(1, {"gen_ai.tool.name": failure.tool, "toolmend.rule": failure.rule})
     call = _CURRENT.get()
-    if call is not None:
+    if call is not None and call.tool == failure.tool:
         call.refused(failure)
-    else:
-        _loop_refusals.add(1, {"gen_ai.tool.name": failure.tool, "toolmend.rule": failure.rule})
 
 
 def contract_violations(tool: str, found: Sequence[Violation]) -> None:
