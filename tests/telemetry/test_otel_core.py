@@ -366,3 +366,16 @@ def test_without_an_sdk_nothing_is_recorded_and_calls_behave_the_same() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
     )
     assert shown.stdout == "ToolFailure ambiguous [False] None\n"
+
+
+def test_control_flow_through_a_call_is_no_error_but_an_exception_is(otel: Otel) -> None:
+    with pytest.raises(KeyboardInterrupt), telemetry.tool_call("stop"):
+        raise KeyboardInterrupt
+    with pytest.raises(RuntimeError), telemetry.tool_call("boom"):
+        raise RuntimeError("adapter bug")
+
+    stopped, boom = otel.spans()
+    assert status(stopped) == ("UNSET", None)
+    assert "error.type" not in attrs(stopped)
+    assert status(boom) == ("ERROR", None)
+    assert attrs(boom)["error.type"] == "RuntimeError"

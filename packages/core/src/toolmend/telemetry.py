@@ -144,22 +144,33 @@ def _text(attributes: dict[str, AttributeValue], name: str, text: str | None) ->
 
 
 def _error_type(failure: ToolFailure) -> str:
-    """``error.type`` of a failed call: see :func:`_exception_type`; ``toolmend.refused``
-    for a call toolmend refused before it ran."""
+    """``error.type`` of a failed call (``toolmend.refused``: refused before it ran).
+
+    Otherwise as :func:`_exception_type` says; ``tool_error`` without an exception.
+    """
     if failure.attempts == 0:
         return "toolmend.refused"
     return "tool_error" if failure.exception is None else _exception_type(failure.exception)
 
 
 def _exception_type(exc: BaseException) -> str:
-    """The exception's class; ``tool_error`` for a failed result the tool returned (which
-    the GenAI conventions name so for an MCP ``isError`` result), carried by an exception
-    with the result and its text."""
+    """The exception's class, or ``tool_error`` for a failed result the tool returned.
+
+    The GenAI conventions name an MCP ``isError`` result so; adapters raise such a
+    result inside an attempt as an exception carrying the result and its text.
+    """
     if hasattr(exc, "result") and hasattr(exc, "text"):
         return "tool_error"
     cls = type(exc)
     module = cls.__module__
     return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
+
+
+def _control_flow(exc: BaseException) -> bool:
+    """Cancellation or a framework's control flow (an interrupt, a handoff): no failure."""
+    from .runner import passes_through  # the runner imports this module
+
+    return passes_through(exc)
 
 
 def _json(value: Any) -> str:
@@ -234,7 +245,7 @@ class ToolCall:
     ) -> None:
         if self._token is not None:
             _CURRENT.reset(self._token)
-        if exc is not None and self.recording:
+        if exc is not None and self.recording and not _control_flow(exc):
             self.span.set_attribute("error.type", _exception_type(exc))
             self.span.set_status(Status(StatusCode.ERROR, None))
         self.end(self._arguments)
