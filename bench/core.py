@@ -9,12 +9,16 @@ case is the best of 15 such runs divided by the repeat count (short runs, so
 that other processes on a shared machine rarely interrupt one), and the table
 shows the median over cases.  The C3 rewrite is timed on conversations of 10,
 100 and 1,000 messages whose last tool result failed: the work should be bounded
-by the decision step, not by the history.
+by the decision step, not by the history.  The last table prices the
+OpenTelemetry instrumentation with no SDK configured (the default): one failed
+call through the runner (classified, no retry), with the instrumentation and
+with the runner's telemetry hook replaced by a null one.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import math
@@ -26,7 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import toolmend
+from toolmend import telemetry
 from toolmend.detect import text_of
+from toolmend.integrations import CallContext, execute
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "core" / "corpus" / "errors.jsonl"
 SMALL = 1024
@@ -78,6 +84,35 @@ def rewrite_cost(length: int, repeat: int) -> float:
     return per_call_ns(lambda: toolmend.rewrite(messages, "c3"), repeat)
 
 
+def _untraced(tool: str, arguments: object) -> contextlib.nullcontext[None]:
+    return contextlib.nullcontext()
+
+
+def failed_call_cost(repeat: int) -> tuple[float, float]:
+    """ns per failed call (classified, not retried) without and with the instrumentation.
+
+    The two are timed in alternating rounds, best of each, so that a change in
+    the machine's load affects both alike.  Without an SDK the hook is a check
+    of the API's globals; with one, toolmend's spans cost what the SDK costs.
+    """
+
+    def thunk(ctx: CallContext) -> str:
+        raise TimeoutError("read timed out")  # a new one each time: a raise extends its traceback
+
+    policy = toolmend.RetryPolicy.none()
+    call = functools.partial(execute, thunk, tool="fetch", effect="read_only", policy=policy)
+    traced = telemetry.runner_call
+    plain = instrumented = float("inf")
+    for _ in range(9):
+        telemetry.runner_call = _untraced  # type: ignore[assignment]
+        try:
+            plain = min(plain, per_call_ns(call, repeat))
+        finally:
+            telemetry.runner_call = traced  # type: ignore[misc]
+        instrumented = min(instrumented, per_call_ns(call, repeat))
+    return plain, instrumented
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=100, help="calls per timed run")
@@ -114,6 +149,13 @@ def main() -> None:
         cost = rewrite_cost(length, max(1, args.repeat // 3)) / 1000
         base = base or cost
         print(f"{length:>9}{cost:>14.1f}{cost / base:>8.2f}")
+
+    print()
+    print("failed call through execute (classified, not retried), no OpenTelemetry SDK")
+    print(f"{'instrumentation':<24}{'us per call':>14}{'overhead':>10}")
+    plain, instrumented = failed_call_cost(args.repeat)
+    print(f"{'off (null hook)':<24}{plain / 1000:>14.2f}{'':>10}")
+    print(f"{'on (API, no SDK)':<24}{instrumented / 1000:>14.2f}{instrumented / plain - 1:>10.1%}")
 
 
 if __name__ == "__main__":

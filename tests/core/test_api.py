@@ -18,10 +18,11 @@ import pytest
 import toolmend
 import toolmend.contracts
 import toolmend.integrations
+import toolmend.telemetry
 
 ROOT = Path(__file__).resolve().parents[2]
 ADAPTERS = ("langchain", "openai_agents", "mcp_client", "engine")
-PUBLIC = ("toolmend", "toolmend.integrations", "toolmend.contracts")
+PUBLIC = ("toolmend", "toolmend.integrations", "toolmend.contracts", "toolmend.telemetry")
 PACKAGES = (
     *PUBLIC,
     "toolmend_langchain",
@@ -81,7 +82,11 @@ def test_adapters_import_only_exported_names() -> None:
     for where, line, module, name in imports:
         if name == "" and module in allowed:
             continue  # ``import toolmend``: its attribute uses are checked one by one
-        if module not in allowed or name not in allowed[module] | {"contracts", "integrations"}:
+        if module not in allowed or name not in allowed[module] | {
+            "contracts",
+            "integrations",
+            "telemetry",
+        }:
             wrong.append(f"{where}:{line}: {module}.{name}")
     assert wrong == []
 

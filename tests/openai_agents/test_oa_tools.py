@@ -304,6 +304,7 @@ async def test_run_records_are_dropped_when_the_run_ends() -> None:
 
     model = script("fail", {"x": 1}, "call_x", "ok")
     await Runner.run(Agent(name="a", model=model, tools=[fail]), "go", run_config=config())
+    await asyncio.sleep(0)
     gc.collect()
 
     assert len(keys) == 1

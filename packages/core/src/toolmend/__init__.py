@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import contracts as contracts  # the subpackages, reachable after `import toolmend`
 from . import integrations as integrations
+from . import telemetry as telemetry
 from .contracts import Contracts
 from .detect import Verdict, classify_result
 from .effects import Effect, declare_effect

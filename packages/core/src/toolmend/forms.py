@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from . import telemetry
 from .codecs import CODECS, Edits, Entry, NotUnderstood, View
 from .detect import Verdict, classify_result, text_of
 from .guidance import STEP_LIMIT, compose_note, guidance_for, join_notes, notes_left_out
@@ -148,6 +149,7 @@ def rewrite(
         log.warning("toolmend: conversation not understood (%s); left unchanged", reason)
         result = Rewrite(messages, Report((), chosen, False, (f"not understood: {reason}",)))
     _log(result.report)
+    telemetry.rewritten(result.report)
     return result
 
 

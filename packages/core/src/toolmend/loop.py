@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from . import telemetry
 from .detect import Verdict, classify_result, text_of
 from .guidance import GUIDANCE, cap_error
 from .model import Kind
@@ -233,6 +234,7 @@ class LoopGuard:
                 return None
             self.blocked.append(failure)
         logger.info("loop guard refused %s (%s): %s", tool, failure.rule, failure.reason)
+        telemetry.loop_refused(failure)
         return failure
 
     def after(

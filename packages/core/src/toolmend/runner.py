@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import tenacity
 
+from . import telemetry
 from .effects import Effect
 from .exceptions import (
     URL_ELICITATION_REQUIRED,
@@ -122,6 +123,9 @@ class _Call:
         self.history: list[AttemptRecord] = []
         self.taken = 0
         self.settled = False
+        self.span: telemetry.ToolCall | None = None
+        self.waited = 0.0
+        """Seconds slept before the current attempt, for its telemetry event."""
 
     def context(self, attempt: int) -> CallContext:
         ctx = CallContext(self.tool, self.arguments, attempt, self.key)
@@ -160,20 +164,22 @@ class _Call:
                 self.taken += 1
             else:
                 decision = Decision(False, stop=Stop.BUDGET)
-        self.history.append(
-            AttemptRecord(
-                attempt=ctx.attempt,
-                error=cap_line(describe_exception(exc)),
-                kind=info.kind,
-                reason=info.reason,
-                retry_after=info.retry_after,
-                before_dispatch=info.before_dispatch,
-                outcome_unknown=unknown,
-                delay=decision.delay,
-                stop=decision.stop,
-                exception=exc,
-            )
+        record = AttemptRecord(
+            attempt=ctx.attempt,
+            error=cap_line(describe_exception(exc)),
+            kind=info.kind,
+            reason=info.reason,
+            retry_after=info.retry_after,
+            before_dispatch=info.before_dispatch,
+            outcome_unknown=unknown,
+            delay=decision.delay,
+            stop=decision.stop,
+            exception=exc,
         )
+        self.history.append(record)
+        if self.span is not None:
+            self.span.attempt(record, wait=self.waited)
+        self.waited = decision.delay if decision.retry and decision.delay is not None else 0.0
         logger.info(
             "tool %s attempt %d failed: %s (kind=%s, reason=%s)%s",
             self.tool,
@@ -193,6 +199,9 @@ class _Call:
         self.settled = True
         self.budget.settle(succeeded=returned is None, retries=len(self.history))
         self._report()
+        if self.span is not None:
+            self.span.succeeded_attempt(len(self.history) + 1, wait=self.waited)
+            self.span.record(returned, attempts=len(self.history) + 1, effect=self.effect)
         if loop is not None:
             _guarded(loop.after, self.tool, self.arguments, returned)
 
@@ -226,8 +235,20 @@ class _Call:
             _guarded(loop.after, self.tool, self.arguments, failure)
             advised = _guarded(loop.advised, failure)
             failure = advised if isinstance(advised, ToolFailure) else failure
+        if self.span is not None and self.span.recording:
+            self.span.outcome(self._outcome(info, verified))
+            self.span.record(failure, effect=self.effect)
         self._hook(self.policy.on_give_up, failure)
         return failure
+
+    def _outcome(self, info: ExceptionInfo, verified: bool | None) -> str:
+        """Whether the failed call took effect, whatever the tool's declared effect."""
+        if verified is not None:
+            return "landed" if verified else "not_landed"
+        trust = self.policy.retry_before_dispatch
+        return (
+            "unknown" if outcome_unknown(info, Effect.WRITE, trust_dispatch=trust) else "not_landed"
+        )
 
     def interrupted(self) -> None:
         """The call was cancelled or interrupted: its retry tokens go back to the budget."""
@@ -321,12 +342,16 @@ def execute(
         key=key,
         history=history,
     )
-    blocked = _before(loop, call)
-    if blocked is not None:
-        return blocked
-    with call_clock():
-        call.started = now()
-        return _run_sync(thunk, call, loop, verify)
+    with telemetry.runner_call(call.tool, call.arguments) as span:
+        call.span = span
+        blocked = _before(loop, call)
+        if blocked is not None:
+            if span is not None:
+                span.record(blocked, effect=call.effect)
+            return blocked
+        with call_clock():
+            call.started = now()
+            return _run_sync(thunk, call, loop, verify)
 
 
 def _run_sync(
@@ -386,12 +411,16 @@ async def aexecute(
         key=key,
         history=history,
     )
-    blocked = _before(loop, call)
-    if blocked is not None:
-        return blocked
-    with call_clock():
-        call.started = now()
-        return await _run_async(thunk, call, loop, verify)
+    with telemetry.runner_call(call.tool, call.arguments) as span:
+        call.span = span
+        blocked = _before(loop, call)
+        if blocked is not None:
+            if span is not None:
+                span.record(blocked, effect=call.effect)
+            return blocked
+        with call_clock():
+            call.started = now()
+            return await _run_async(thunk, call, loop, verify)
 
 
 async def _bounded(work: Awaitable[T], limit: float | None) -> T:

@@ -27,7 +27,7 @@ import threading
 from http.client import HTTPConnection, HTTPException, HTTPResponse, HTTPSConnection
 from urllib.parse import urlsplit
 
-from toolmend import Form
+from toolmend import Form, telemetry
 
 from .httpbase import MAX_DEPTH, BodyError, JsonHandler, Server, check_json
 from .layer import HEADER, apply_layer, choose_form, header_value
@@ -198,6 +198,10 @@ class ProxyHandler(JsonHandler):
         if path == "/health" and self.command in ("GET", "HEAD"):
             self.send_json(200, {"status": "ok"})
             return
+        with telemetry.server_span(f"{self.command} {path or '/'}", self.headers.items()):
+            self._proxy(path)
+
+    def _proxy(self, path: str) -> None:
         extra: list[tuple[str, str]] = []
         try:
             data = self.read_body()
@@ -257,7 +261,7 @@ class ProxyHandler(JsonHandler):
         upstream = self.server.upstream
         try:
             connection, response = upstream.send(
-                self.command, self.path, data, self._request_headers()
+                self.command, self.path, data, telemetry.outgoing_headers(self._request_headers())
             )
         except (OSError, HTTPException) as exc:
             self.send_error_json(

@@ -18,6 +18,8 @@ from collections.abc import Generator
 from typing import Any
 from urllib.parse import urlsplit
 
+from toolmend import telemetry
+
 from .errors import BadRequest
 from .httpbase import BodyError, JsonHandler, Server
 from .layer import HEADER, header_value
@@ -108,7 +110,8 @@ class EngineHandler(JsonHandler):
                 self.read_body()
                 self.send_error_json(404, f"no route for POST {path}", code="not_found")
                 return
-            route()
+            with telemetry.server_span(f"POST {path}", self.headers.items()):
+                route()
         except BodyError as exc:
             self.send_error_json(exc.status, str(exc), headers=self._headers)
         except BadRequest as exc:

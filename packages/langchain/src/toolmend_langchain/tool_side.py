@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +28,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 import toolmend
-from toolmend import Effect, Form, LoopGuard, RetryPolicy, ToolFailure, Verdict
+from toolmend import Effect, Form, LoopGuard, RetryPolicy, ToolFailure, Verdict, telemetry
 from toolmend.contracts import Contracts
 from toolmend.integrations import (
     CallContext,
@@ -177,6 +178,10 @@ class _Call:
         return self.request.override(tool_call={**self.request.tool_call, "args": arguments})
 
 
+def _span(call: _Call) -> AbstractContextManager[telemetry.ToolCall]:
+    return telemetry.tool_call(call.name, call_id=call.call_id, framework="langchain")
+
+
 @dataclass(frozen=True)
 class ToolSide:
     """The tool-side settings of one middleware or tool node; holds no run state."""
@@ -250,6 +255,10 @@ class ToolSide:
         except Exception as exc:
             log.warning("toolmend.langchain: tool call not understood (%r); run as is", exc)
             return handler(request)
+        with _span(call):
+            return self._call(call, handler)
+
+    def _call(self, call: _Call, handler: Handler) -> ToolResult:
         refused = self._refused(call)
         if refused is not None:
             return self._failed(call, refused)
@@ -278,6 +287,10 @@ class ToolSide:
         except Exception as exc:
             log.warning("toolmend.langchain: tool call not understood (%r); run as is", exc)
             return await handler(request)
+        with _span(call):
+            return await self._acall(call, handler)
+
+    async def _acall(self, call: _Call, handler: AsyncHandler) -> ToolResult:
         refused = self._refused(call)
         if refused is not None:
             return self._failed(call, refused)
@@ -337,7 +350,12 @@ class ToolSide:
             "toolmend.langchain: %s call %s failed: kind=%s rule=%s attempts=%d",
             call.name, call.call_id, failure.kind.value, failure.rule, failure.attempts,
         )  # fmt: skip
+        self._record(call, failure)
         return failure_message(failure, call_id=call.call_id or "", name=call.name, form=self.form)
+
+    def _record(self, call: _Call, failure: ToolFailure) -> None:
+        source = "declared" if call.name in self.effects else "default"
+        telemetry.record(failure, effect=call.effect, effect_source=source, form=self.form.value)
 
     def _returned_failure(
         self, call: _Call, failure: ToolFailure, returned: _Returned
@@ -349,6 +367,7 @@ class ToolSide:
             "toolmend.langchain: %s call %s returned a failure: kind=%s rule=%s attempts=%d",
             call.name, call.call_id, shown.kind.value, shown.rule, shown.attempts,
         )  # fmt: skip
+        self._record(call, shown)
         record = failure_record(shown, guidance_in_content=False, source=verdict.source)
         failed: ToolMessage = with_record(returned.message, record)
         return failed

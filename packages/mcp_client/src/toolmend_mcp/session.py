@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Unpack
 
 import anyio
@@ -22,7 +22,7 @@ from mcp import ClientSession
 from mcp.types import CallToolResult, Tool, ToolListChangedNotification
 from pydantic import ValidationError
 
-from toolmend import Form, LoopGuard, ToolFailure, classify_result
+from toolmend import Form, LoopGuard, ToolFailure, classify_result, telemetry
 from toolmend.contracts import Code, Contracts, Violation, receipt, review
 from toolmend.integrations import (
     AttemptRecord,
@@ -231,6 +231,28 @@ class RecoveringSession(Delegating):
         ``input_responses`` / ``request_state``, which 1.x cannot send, raise
         ``TypeError``.
         """
+        with telemetry.tool_call(name, framework="mcp"):
+            return await self._call_tool(
+                name,
+                arguments,
+                read_timeout_seconds,
+                progress_callback,
+                input_responses=input_responses,
+                request_state=request_state,
+                meta=meta,
+            )
+
+    async def _call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        read_timeout_seconds: float | None,
+        progress_callback: ProgressFnT | None,
+        *,
+        input_responses: InputResponses | None,
+        request_state: str | None,
+        meta: RequestParamsMeta | None,
+    ) -> CallToolResult:
         session = self._current_session()
         catalog = await self._catalog_for(session)
         info = catalog.info(name)
@@ -302,6 +324,13 @@ class RecoveringSession(Delegating):
         failure = self.loop.advised(failure)
         guidance = failure.guidance
         note = compose_note(name, arguments, text, guidance) if guidance else None
+        telemetry.record(
+            replace(failure, rule=rule),
+            effect=info.effect,
+            effect_source=info.effect_source,
+            form=self.recovery.form.value,
+            neutralised=note.neutralised if note else (),
+        )
         if self.raise_protocol_errors and isinstance(exc, MCPError):
             raise exc
         findings = CallRecord.of_failure(
@@ -352,6 +381,13 @@ class RecoveringSession(Delegating):
             made = receipt(
                 name, value, violations, available_tools=available, substitutes=substitutes
             )
+            telemetry.contract_violations(name, violations)
+        telemetry.record(
+            None,
+            effect=info.effect,
+            effect_source=info.effect_source,
+            form=self.recovery.form.value,
+        )
         findings = CallRecord(
             tool=name,
             effect=info.effect.value,

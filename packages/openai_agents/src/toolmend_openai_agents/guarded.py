@@ -10,10 +10,11 @@ from the failure).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from toolmend import Effect, RetryPolicy, ToolFailure
+from toolmend import Effect, RetryPolicy, ToolFailure, telemetry
 from toolmend.integrations import AttemptRecord, CallContext, aexecute, execute
 
 from . import report
@@ -60,7 +61,8 @@ class Guarded:
     ) -> T | ToolFailure:
         """``integrations.aexecute`` with the run's loop guard; a retried success is reported."""
         history: list[AttemptRecord] = []
-        outcome = await aexecute(attempt, **self._options(tool, arguments, history))
+        with _span(tool, call_id):
+            outcome = await aexecute(attempt, **self._options(tool, arguments, history))
         _report(outcome, call_id, tool, arguments, history)
         return outcome
 
@@ -74,9 +76,14 @@ class Guarded:
     ) -> T | ToolFailure:
         """The sync twin of :meth:`arun`."""
         history: list[AttemptRecord] = []
-        outcome = execute(attempt, **self._options(tool, arguments, history))
+        with _span(tool, call_id):
+            outcome = execute(attempt, **self._options(tool, arguments, history))
         _report(outcome, call_id, tool, arguments, history)
         return outcome
+
+
+def _span(tool: str, call_id: str | None) -> AbstractContextManager[telemetry.ToolCall]:
+    return telemetry.tool_call(tool, call_id=call_id, framework="openai_agents")
 
 
 def _report(

@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from .. import telemetry
 from .model import ORDER, Code, Contracts, ToolContract, Violation
 from .schema import validate
 from .values import (
@@ -53,6 +54,7 @@ def check(
             "toolmend.contracts: %s violated %s at %s: %s",
             tool, v.code.value, v.path, v.detail,
         )  # fmt: skip
+    telemetry.contract_violations(tool, found)
     return found
 
 
