@@ -104,7 +104,9 @@ def running() -> Iterator[Cluster]:
     port = _free_port()
     _run(owner, str(folder / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust",
          "--no-sync", "-E", "UTF8")  # fmt: skip
-    options = f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c fsync=off -c max_connections=200"
+    options = (
+        f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c fsync=off -c max_connections=200"
+    )
     _run(owner, str(folder / "pg_ctl"), "-D", str(data), "-o", options, "-l",
          str(root / "log"), "-w", "-t", "60", "start")  # fmt: skip
     try:

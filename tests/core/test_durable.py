@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pg_cluster import Cluster
 
+from pg_cluster import Cluster
 from toolmend import Effect, RetryPolicy, ToolFailure
 from toolmend.durable import (
     LANDED_TEXT,
@@ -44,8 +44,11 @@ def test_keys_are_stable_and_distinct() -> None:
     assert len(keys) == 7
     assert step_key("ab", "c") != step_key("a", "bc")
     # fixed forever: a release that changed it would re-run every step in flight
-    assert langgraph_key("t1", "tools:abc", "call_1") == "tm-a7263aec4f63f4835482ea4060471e3649965ad6"
-    assert len(dbos_key("wf", 3)) == 43 and dbos_key("wf", 3).startswith("tm-")
+    assert (
+        langgraph_key("t1", "tools:abc", "call_1") == "tm-a7263aec4f63f4835482ea4060471e3649965ad6"
+    )
+    assert len(dbos_key("wf", 3)) == 43
+    assert dbos_key("wf", 3).startswith("tm-")
 
 
 STARTED = StepRecord("k", "pay", Mark.STARTED)
@@ -69,8 +72,7 @@ def test_replay_decision(
     record: StepRecord | None, effect: Effect, honours_key: bool, can_verify: bool, expected: Replay
 ) -> None:
     assert (
-        on_replay(record, effect=effect, honours_key=honours_key, can_verify=can_verify)
-        is expected
+        on_replay(record, effect=effect, honours_key=honours_key, can_verify=can_verify) is expected
     )
 
 
@@ -217,7 +219,8 @@ def test_unknown_outcome_stays_started_for_the_replay_to_check(make_store: Any) 
         raise TimeoutError("no reply from the bank")
 
     out = run_durably(lost, store=store, key="k7", tool="pay", text=str, effect="write")
-    assert isinstance(out, ToolFailure) and out.outcome_unknown
+    assert isinstance(out, ToolFailure)
+    assert out.outcome_unknown
     assert store.record("k7") == StepRecord("k7", "pay", Mark.STARTED)
 
 

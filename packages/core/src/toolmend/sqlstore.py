@@ -54,7 +54,7 @@ def connection_of(conn: Any, lock: AbstractContextManager[Any] | None = None) ->
     """
     pooled = getattr(conn, "connection", None)
     if callable(pooled) and not hasattr(conn, "cursor"):
-        return lambda: pooled()  # type: ignore[no-any-return]
+        return lambda: pooled()
 
     @contextmanager
     def shared() -> Iterator[Any]:

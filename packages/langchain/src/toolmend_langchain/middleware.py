@@ -30,6 +30,7 @@ from langgraph.types import Command
 from toolmend import Effect, Form, RetryPolicy
 from toolmend.contracts import Contracts
 
+from .durable import store_for
 from .malformed import mend_response
 from .model_side import Rewritten, attach_report, rewrite_messages
 from .tool_side import LoopGuardSpec, Verify, configure
@@ -58,6 +59,11 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ends the run for unparseable arguments); arguments with exactly one repair
     (a trailing comma, brackets left open) run repaired, and the repair is
     recorded on the AI message.  ``False`` leaves all of that to LangChain.
+    ``durable`` (a ``SqliteSaver``, a ``PostgresSaver``, or a
+    ``toolmend.durable.StepStore``) makes calls survive crashes and replays: a
+    "started" record in that database before each call, a key stable across
+    resumes, verify-on-resume, and retry budgets shared by every worker on it
+    (see "Running on many workers" in the README).
     """
 
     def __init__(
@@ -72,6 +78,7 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         verify: Mapping[str, Verify] | None = None,
         idempotency_keys: Mapping[str, str] | None = None,
         malformed_calls: bool = True,
+        durable: Any = None,
     ) -> None:
         super().__init__()
         self.tools = []
@@ -88,6 +95,7 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             verify=verify,
             idempotency_keys=idempotency_keys,
             malformed_calls=malformed_calls,
+            durable=store_for(durable) if durable is not None else None,
         )
         factory = self._tool_side.loop_guard
         self._stub_superseded = bool(factory is not None and factory().stub_superseded)
