@@ -102,9 +102,20 @@ class SqlStepStore:
             self.setup()
 
     def setup(self) -> None:
-        """Create the tables if they are missing."""
+        """Create the tables if they are missing.
+
+        Postgres can fail two concurrent ``CREATE TABLE IF NOT EXISTS`` of one table
+        (a unique violation in its catalog), so workers starting together retry.
+        """
         for statement in SCHEMA:
-            self.execute(statement)
+            for attempt in range(5):
+                try:
+                    self.execute(statement)
+                    break
+                except Exception:
+                    if attempt == 4:
+                        raise
+                    time.sleep(0.05 * (attempt + 1))
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> tuple[int, list[Sequence[Any]]]:
         """Run one statement and commit it; returns (rowcount, rows).
@@ -121,6 +132,9 @@ class SqlStepStore:
                 cursor.execute(sql, tuple(params))
                 rows = [_values(r) for r in cursor.fetchall()] if cursor.description else []
                 count = int(cursor.rowcount)
+            except Exception:
+                conn.rollback()  # a shared connection must not stay in a failed transaction
+                raise
             finally:
                 cursor.close()
             conn.commit()
