@@ -12,7 +12,7 @@ unfinished thread from the checkpointer.  At the end the ledger is counted per
 call.  Run::
 
     python bench/crash.py [--calls 500] [--crash-rate 0.3] [--workers 2]
-                          [--backends sqlite,postgres] [--outage-calls 60]
+                          [--backends sqlite,postgres,dbos] [--outage-calls 60]
 
 Setups: ``stock`` (no toolmend; the tool makes its own key per run, as code
 without a stable key does), ``key`` (toolmend ``durable=`` and a tool that
@@ -106,14 +106,15 @@ class Database:
         finally:
             conn.close()
 
-    def create(self) -> None:
+    def create(self, checkpoints: bool = True) -> None:
         serial = "INTEGER PRIMARY KEY" if self.kind == "sqlite" else "SERIAL PRIMARY KEY"
         self.run(f"CREATE TABLE ledger (id {serial}, call TEXT NOT NULL, key TEXT UNIQUE)")
         self.run("CREATE TABLE crashes (call TEXT PRIMARY KEY, point TEXT NOT NULL)")
         self.run("CREATE TABLE attempts (id TEXT PRIMARY KEY, worker INTEGER NOT NULL)")
         # the checkpoint tables, once, before the workers race to make them; the parent
         # keeps no connection open across fork
-        self.saver().conn.close()
+        if checkpoints:
+            self.saver().conn.close()
         if self.kind == "sqlite":
             self.run("PRAGMA journal_mode=WAL")
 
@@ -364,6 +365,106 @@ def scenario(db: Database, setup: str, calls: list[str], plan: Plan, workers: in
     )
 
 
+# -- DBOS: the same calls as workflows, a tool call as a step -----------------------------
+
+
+def dbos_worker(db: Database, plan: Plan, setup: str, calls: list[str], w: int) -> None:
+    """One DBOS worker (executor ``w<w>``): runs or recovers the workflow of each call."""
+    from dbos import DBOS, SetWorkflowID
+    from toolmend_dbos import DurableTools
+
+    DBOS(
+        config={
+            "name": "toolmend-crash",
+            "system_database_url": db.target,
+            "executor_id": f"w{w}",
+            "log_level": "WARNING",
+        }
+    )
+    tools = DurableTools(db.target)
+
+    def effect(invoice: str, key: str | None) -> str:
+        crash_if_planned(db, plan, invoice, "before")
+        during = arm(db, plan, invoice, "during")
+        conn = db.connect()
+        try:
+            cur = conn.cursor()
+            cur.execute(
+                "INSERT INTO ledger (call, key) VALUES (%s, %s) ON CONFLICT (key) DO NOTHING",
+                (invoice, key or uuid.uuid4().hex),
+            )
+            if during:
+                die()
+            conn.commit()
+        finally:
+            conn.close()
+        crash_if_planned(db, plan, invoice, "after")
+        return f"paid {invoice}"
+
+    def landed(ctx: CallContext, exc: BaseException) -> bool:
+        rows = db.run("SELECT COUNT(*) FROM ledger WHERE call = ?", (ctx.arguments["invoice"],))
+        return bool(rows[0][0])
+
+    def pay(invoice: str, key: str | None = None) -> str:
+        return effect(invoice, key)
+
+    if setup == "key":
+        tool = tools.tool(pay, effect="write", idempotency_key="key")
+    elif setup == "verify":
+        tool = tools.tool(pay, effect="write", verify=landed)
+    else:
+        tool = DBOS.step(name="pay")(pay)
+
+    @DBOS.workflow(name="turn")
+    def turn(invoice: str) -> Any:
+        result = tool(invoice)
+        crash_if_planned(db, plan, invoice, "returned")
+        return repr(result)
+
+    DBOS.launch()
+    try:
+        for call in calls:
+            status = DBOS.get_workflow_status(f"wf-{call}")
+            if status is not None:
+                handle = DBOS.retrieve_workflow(f"wf-{call}")
+            else:
+                with SetWorkflowID(f"wf-{call}"):
+                    handle = DBOS.start_workflow(turn, call)
+            handle.get_result()
+    finally:
+        DBOS.destroy()
+
+
+def dbos_scenario(db: Database, setup: str, calls: list[str], plan: Plan, workers: int) -> Row:
+    """The LangGraph scenario's twin under DBOS: one workflow per call."""
+    db.create(checkpoints=False)
+    started = time.monotonic()
+    restarts = supervise(lambda w: dbos_worker(db, plan, setup, calls[w::workers], w), workers)
+    seconds = time.monotonic() - started
+    effects = dict.fromkeys(calls, 0)
+    for call, count in db.run("SELECT call, COUNT(*) FROM ledger GROUP BY call"):
+        effects[call] = int(count)
+    done = {
+        str(c)[3:]
+        for (c,) in db.run(
+            "SELECT workflow_uuid FROM dbos.workflow_status WHERE status = 'SUCCESS'"
+        )
+    }
+    crashed = db.run("SELECT point, COUNT(*) FROM crashes GROUP BY point")
+    return Row(
+        backend="dbos+pg",
+        setup=setup,
+        calls=len(calls),
+        crashed=sum(int(k) for _, k in crashed),
+        restarts=restarts,
+        exactly_once=sum(1 for c in calls if effects[c] == 1 and c in done),
+        duplicated=sum(1 for c in calls if effects[c] > 1),
+        lost=sum(1 for c in calls if effects[c] == 0 or c not in done),
+        points={str(p): int(k) for p, k in crashed},
+        seconds=seconds,
+    )
+
+
 # -- the outage: retries two workers spend, budgets per process against one shared ----------
 
 
@@ -416,7 +517,7 @@ def table(rows: list[Row]) -> str:
     )
     lines = [head, "-" * len(head)]
     names = {
-        "stock": "stock LangGraph (no toolmend)",
+        "stock": "stock (no toolmend)",
         "key": "toolmend, key-honouring tool",
         "verify": "toolmend, verify-hook tool",
     }
@@ -435,12 +536,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--crash-rate", type=float, default=0.3)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--backends", default="sqlite,postgres,dbos")
     parser.add_argument("--outage-calls", type=int, default=60)
     args = parser.parse_args(argv)
     rows: list[Row] = []
     outages: list[tuple[str, str, int, int]] = []
     for backend in args.backends.split(","):
+        if backend == "dbos":
+            with databases("postgres", list(SETUPS)) as dbs:
+                for setup in SETUPS:
+                    calls = [f"inv-{i:04d}" for i in range(args.calls)]
+                    plan = draw(calls, args.crash_rate, args.seed)
+                    rows.append(dbos_scenario(dbs[setup], setup, calls, plan, args.workers))
+                    print(table(rows[-1:]).splitlines()[-1], f"({rows[-1].seconds:.0f} s)")
+            continue
         names = [*SETUPS, "outage_local", "outage_shared"]
         with databases(backend, names) as dbs:
             for setup in SETUPS:
