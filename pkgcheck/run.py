@@ -56,6 +56,7 @@ PACKAGES = (
     Package("openai_agents", "toolmend-openai-agents", None, ()),
     Package("mcp_client", "toolmend-mcp", None, ()),
     Package("engine", "toolmend-engine", "model", ("toolmend-engine",)),
+    Package("dbos", "toolmend-dbos", None, ()),
 )
 
 
