@@ -316,8 +316,7 @@ def run_durably(
     honours_key: bool = False,
     passthrough: tuple[type[BaseException], ...] = (),
 ) -> T | ToolFailure | Recorded:
-    """Run one step of a durable run exactly as :func:`~toolmend.integrations.execute` would,
-    unless its record says it already ran.
+    """Run one step of a durable run as ``execute`` would, unless its record says it ran.
 
     The started record is committed before the first attempt; the call then
     runs under ``policy`` with the store's shared budget for ``tool`` and the

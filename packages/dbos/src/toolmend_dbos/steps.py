@@ -17,7 +17,7 @@ import inspect
 import json
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, overload
 
 from dbos import DBOS, StepOptions
 from toolmend import Effect, RetryPolicy, ToolFailure
@@ -28,6 +28,7 @@ from toolmend.sqlstore import SqlStepStore
 __all__ = ["DurableTools", "step_options", "store_for_url"]
 
 Verify = Callable[[CallContext, BaseException], Any]
+T = TypeVar("T")
 
 
 def _driver(url: str) -> str:
@@ -127,6 +128,26 @@ class DurableTools:
             self._store = store_for_url(self._url, capacity=self.capacity, per_call=self.per_call)
         return self._store
 
+    @overload
+    def tool(
+        self,
+        fn: Callable[..., T],
+        *,
+        effect: Effect | str = ...,
+        verify: Verify | None = ...,
+        idempotency_key: str | None = ...,
+        name: str | None = ...,
+    ) -> Callable[..., T | ToolFailure | Recorded]: ...
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        *,
+        effect: Effect | str = ...,
+        verify: Verify | None = ...,
+        idempotency_key: str | None = ...,
+        name: str | None = ...,
+    ) -> Callable[[Callable[..., T]], Callable[..., T | ToolFailure | Recorded]]: ...
     def tool(
         self,
         fn: Callable[..., Any] | None = None,
