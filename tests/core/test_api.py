@@ -20,14 +20,15 @@ import toolmend.contracts
 import toolmend.integrations
 
 ROOT = Path(__file__).resolve().parents[2]
-ADAPTERS = ("langchain", "openai_agents", "mcp_client", "engine")
-PUBLIC = ("toolmend", "toolmend.integrations", "toolmend.contracts")
+ADAPTERS = ("langchain", "openai_agents", "mcp_client", "engine", "dbos")
+PUBLIC = ("toolmend", "toolmend.integrations", "toolmend.contracts", "toolmend.durable")
 PACKAGES = (
     *PUBLIC,
     "toolmend_langchain",
     "toolmend_openai_agents",
     "toolmend_mcp",
     "toolmend_engine",
+    "toolmend_dbos",
 )
 
 

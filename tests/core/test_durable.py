@@ -18,6 +18,7 @@ from toolmend.durable import (
     Mark,
     Recorded,
     Replay,
+    SqlStepStore,
     StepRecord,
     WorkerStopped,
     dbos_key,
@@ -27,7 +28,6 @@ from toolmend.durable import (
     step_key,
 )
 from toolmend.integrations import CallContext
-from toolmend.sqlstore import SqlStepStore
 
 
 def test_keys_are_stable_and_distinct() -> None:

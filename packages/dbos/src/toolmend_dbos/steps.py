@@ -21,9 +21,8 @@ from typing import Any, Literal, TypeVar, overload
 
 from dbos import DBOS, StepOptions
 from toolmend import Effect, RetryPolicy, ToolFailure
-from toolmend.durable import Recorded, StepStore, dbos_key, run_durably
+from toolmend.durable import Recorded, SqlStepStore, StepStore, dbos_key, run_durably
 from toolmend.integrations import CallContext, execute
-from toolmend.sqlstore import SqlStepStore
 
 __all__ = ["DurableTools", "step_options", "store_for_url"]
 

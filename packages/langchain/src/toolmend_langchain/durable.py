@@ -3,7 +3,7 @@
 Translation only: the key is :func:`toolmend.durable.langgraph_key` of the
 thread id and checkpoint namespace in the tool's runtime config and the
 checkpointed tool call id; the store is the core's
-:class:`~toolmend.sqlstore.SqlStepStore` on the connection the checkpointer
+:class:`~toolmend.durable.SqlStepStore` on the connection the checkpointer
 already holds (``SqliteSaver`` or ``PostgresSaver``), so the "started" record
 and the checkpoint live in one database.
 """
@@ -15,8 +15,7 @@ from typing import Any, Literal
 
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from toolmend.durable import StepStore, langgraph_key
-from toolmend.sqlstore import SqlStepStore, connection_of
+from toolmend.durable import SqlStepStore, StepStore, connection_of, langgraph_key
 
 __all__ = ["key_of", "store_for"]
 

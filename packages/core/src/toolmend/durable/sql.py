@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Literal
 
-from .durable import Mark, StepRecord
-from .retry import RetryBudget
+from ..retry import RetryBudget
+from .steps import Mark, StepRecord
 
 __all__ = ["SCHEMA", "SharedRetryBudget", "SqlStepStore", "connection_of"]
 

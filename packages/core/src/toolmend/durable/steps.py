@@ -9,7 +9,7 @@ written in the engine's database before dispatch, tells a replay that the step
 may already have run, so the pure :func:`on_replay` can decide: run again with
 the same key, verify first, or report instead of repeating a write.
 
-The records live behind the :class:`StepStore` protocol; ``toolmend.sqlstore``
+The records live behind the :class:`StepStore` protocol; ``toolmend.durable.sql``
 implements it on SQLite and Postgres.  A failure is recorded as a failure and
 never handed back as the tool's result: a replay of a failed step runs it again.
 """
@@ -23,13 +23,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from .effects import Effect
-from .failure import ToolFailure
-from .guidance import VERIFY_FIRST
-from .loop import LoopGuard
-from .model import Kind
-from .retry import CallContext, RetryBudget, RetryPolicy
-from .runner import Verify, _verify_async, _verify_sync, aexecute, execute
+from ..effects import Effect
+from ..failure import ToolFailure
+from ..guidance import VERIFY_FIRST
+from ..loop import LoopGuard
+from ..model import Kind
+from ..retry import CallContext, RetryBudget, RetryPolicy
+from ..runner import Verify, _verify_async, _verify_sync, aexecute, execute
 
 __all__ = [
     "LANDED_TEXT",
