@@ -244,3 +244,24 @@ def test_two_workers_share_one_budget(make_store: Any) -> None:
     assert retries == 3
     assert workers[0].budget("fetch").available == 0.0
     assert workers[1].budget("fetch").available == 0.0
+
+
+async def test_the_async_twin_decides_the_same(make_store: Any) -> None:
+    from toolmend.durable import arun_durably
+
+    store, bank = make_store(), Bank()
+
+    async def pay(ctx: CallContext) -> str:
+        return bank.pay(ctx, dedup=False)
+
+    async def landed(ctx: CallContext, exc: BaseException) -> bool:
+        return True
+
+    assert await arun_durably(pay, store=store, key="a1", tool="pay", text=str) == "paid"
+    assert await arun_durably(pay, store=store, key="a1", tool="pay", text=str) == Recorded("paid")
+    store.begin("a2", "pay")
+    out = await arun_durably(
+        pay, store=store, key="a2", tool="pay", text=str, effect="write", verify=landed
+    )
+    assert out == Recorded(LANDED_TEXT, landed=True)
+    assert bank.effects == ["a1"]

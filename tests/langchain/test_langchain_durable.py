@@ -234,3 +234,33 @@ def test_stock_langgraph_repeats_the_write(saver: Saver) -> None:
     out = agent().invoke(None, config, durability="sync")
     assert len(bank.effects) == 2
     assert shape(out["messages"])[-1] == ("ai", "done: paid 5", ())
+
+
+def test_an_interrupt_inside_the_tool_is_not_taken_for_a_crash(saver: Saver) -> None:
+    """``interrupt()`` is LangGraph's control flow: the resumed tool runs from the start."""
+    from langgraph.types import Command, interrupt
+
+    bank = Bank()
+
+    @tool
+    def pay(amount: int) -> str:
+        """Pay."""
+        if interrupt("pay 5?") != "yes":
+            return "cancelled"
+        bank.pay(uuid.uuid4().hex, dedup=False)
+        return f"paid {amount}"
+
+    checkpointer = saver()
+    agent = create_agent(
+        ScriptedChatModel(script=script),
+        [pay],
+        middleware=[ToolMendMiddleware(durable=checkpointer, effects={"pay": "write"})],
+        checkpointer=checkpointer,
+    )
+    config: Any = {"configurable": {"thread_id": "t1"}}
+    first = agent.invoke({"messages": [HumanMessage("pay 5")]}, config, durability="sync")
+    assert [i.value for i in first["__interrupt__"]] == ["pay 5?"]
+    assert bank.effects == []
+    out = agent.invoke(Command(resume="yes"), config, durability="sync")
+    assert len(bank.effects) == 1
+    assert shape(out["messages"])[-1] == ("ai", "done: paid 5", ())
