@@ -191,7 +191,9 @@ def workspace(tmp: Path) -> None:
     after = run(smoke, home / "after.log", cwd=home, env=env)
     if EDITED not in after or VERIFY_FIRST in after:
         raise Failed(f"an edit of the core did not reach the LangChain adapter:\n{after}")
-    say("workspace: pip install -e of every package resolves; a core edit shows through the adapter")
+    say(
+        "workspace: pip install -e of every package resolves; a core edit shows through the adapter"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

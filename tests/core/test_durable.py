@@ -265,3 +265,18 @@ async def test_the_async_twin_decides_the_same(make_store: Any) -> None:
     )
     assert out == Recorded(LANDED_TEXT, landed=True)
     assert bank.effects == ["a1"]
+
+
+def test_a_connection_pool_lends_one_connection_per_operation(postgres: Cluster) -> None:
+    from psycopg_pool import ConnectionPool
+
+    from toolmend.durable import connection_of
+
+    dsn = postgres.database("pooled")
+    with ConnectionPool(dsn, min_size=1, max_size=2, kwargs={"autocommit": True}) as pool:
+        store = SqlStepStore(connection_of(pool), "postgres")
+        assert store.begin("p1", "pay") is None
+        store.finish("p1", "paid")
+        assert store.begin("p1", "pay") == StepRecord("p1", "pay", Mark.FINISHED, "paid")
+        assert store.budget("pay").acquire() is True
+        assert store.budget("pay").available == 9.0
