@@ -9,7 +9,7 @@
    console scripts' ``--help`` and its smoke test (``smoke_<package>.py``), from outside
    the checkout so nothing but the installed wheel can be imported.
 4. The workspace: a copy of ``packages/``, installed the way the README tells contributors
-   (``pip install -e`` of all five at once) into a fresh environment; an edit of the
+   (``pip install -e`` of all of them at once) into a fresh environment; an edit of the
    core's text then shows in what the LangChain adapter returns.
 
 Runs with the build tools' Python (``build``, ``hatchling``, ``packaging``; pip's cache is
@@ -56,6 +56,7 @@ PACKAGES = (
     Package("openai_agents", "toolmend-openai-agents", None, ()),
     Package("mcp_client", "toolmend-mcp", None, ()),
     Package("engine", "toolmend-engine", "model", ("toolmend-engine",)),
+    Package("dbos", "toolmend-dbos", None, ()),
 )
 
 
@@ -154,7 +155,7 @@ def install_alone(tmp: Path, package: Package, built: dict[str, tuple[Path, Path
 
 
 def workspace(tmp: Path) -> None:
-    """The contributors' install: editable, all five at once, resolved by name."""
+    """The contributors' install: editable, all at once, resolved by name."""
     home = tmp / "workspace"
     copy = home / "packages"
     shutil.copytree(
@@ -190,7 +191,9 @@ def workspace(tmp: Path) -> None:
     after = run(smoke, home / "after.log", cwd=home, env=env)
     if EDITED not in after or VERIFY_FIRST in after:
         raise Failed(f"an edit of the core did not reach the LangChain adapter:\n{after}")
-    say("workspace: pip install -e of all five resolves; a core edit shows through the adapter")
+    say(
+        "workspace: pip install -e of every package resolves; a core edit shows through the adapter"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,7 +18,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("core", "langchain", "openai_agents", "mcp_client", "engine")
+FOLDERS = ("core", "langchain", "openai_agents", "mcp_client", "engine", "dbos")
 
 
 def load_dists() -> ModuleType:
@@ -145,6 +145,7 @@ def test_no_adapter_imports_another() -> None:
         "openai_agents": {"toolmend"},
         "mcp_client": {"toolmend"},
         "engine": {"toolmend"},
+        "dbos": {"toolmend"},
     }
 
 

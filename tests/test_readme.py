@@ -26,6 +26,7 @@ READMES = [
     "packages/openai_agents/README.md",
     "packages/mcp_client/README.md",
     "packages/engine/README.md",
+    "packages/dbos/README.md",
 ]
 # (README, a text its block holds): blocks that another test runs.
 RUN_ELSEWHERE = [("packages/openai_agents/README.md", "RecoveringServer(")]

@@ -42,3 +42,6 @@ def _fresh_budgets() -> Iterator[None]:
     reset_budgets()
     yield
     reset_budgets()
+
+
+postgres = __import__("pg_cluster").pg_fixture()

@@ -17,18 +17,26 @@ import pytest
 
 import toolmend
 import toolmend.contracts
+import toolmend.durable
 import toolmend.integrations
 import toolmend.telemetry
 
 ROOT = Path(__file__).resolve().parents[2]
-ADAPTERS = ("langchain", "openai_agents", "mcp_client", "engine")
-PUBLIC = ("toolmend", "toolmend.integrations", "toolmend.contracts", "toolmend.telemetry")
+ADAPTERS = ("langchain", "openai_agents", "mcp_client", "engine", "dbos")
+PUBLIC = (
+    "toolmend",
+    "toolmend.integrations",
+    "toolmend.contracts",
+    "toolmend.telemetry",
+    "toolmend.durable",
+)
 PACKAGES = (
     *PUBLIC,
     "toolmend_langchain",
     "toolmend_openai_agents",
     "toolmend_mcp",
     "toolmend_engine",
+    "toolmend_dbos",
 )
 
 

@@ -21,3 +21,6 @@ def sleeps() -> Iterator[SleepLog]:
     with toolmend.testing(seed=7) as log:
         yield log
     reset_budgets()
+
+
+postgres = __import__("pg_cluster").pg_fixture()

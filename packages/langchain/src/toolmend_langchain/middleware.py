@@ -30,6 +30,7 @@ from langgraph.types import Command
 from toolmend import Effect, Form, RetryPolicy
 from toolmend.contracts import Contracts
 
+from .durable import store_for
 from .malformed import mend_response
 from .model_side import Rewritten, attach_report, rewrite_messages
 from .tool_side import LoopGuardSpec, Verify, configure
@@ -80,6 +81,12 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             arguments with exactly one repair (a trailing comma, brackets left
             open) run repaired, and the repair is recorded on the AI message.
             ``False`` leaves all of that to LangChain.
+        durable: A ``SqliteSaver``, a ``PostgresSaver`` or a
+            ``toolmend.durable.StepStore`` that makes calls survive crashes and
+            replays: a "started" record in that database before each call, a key
+            stable across resumes, verify-on-resume, and retry budgets shared by
+            every worker on it (see "Running on many workers" in the README).
+            ``None``: calls live in this process only.
 
     Raises:
         ValueError: ``form`` names no delivery form.
@@ -98,6 +105,7 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         verify: Mapping[str, Verify] | None = None,
         idempotency_keys: Mapping[str, str] | None = None,
         malformed_calls: bool = True,
+        durable: Any = None,
     ) -> None:
         super().__init__()
         self.tools = []
@@ -114,6 +122,7 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             verify=verify,
             idempotency_keys=idempotency_keys,
             malformed_calls=malformed_calls,
+            durable=store_for(durable) if durable is not None else None,
         )
         factory = self._tool_side.loop_guard
         self._stub_superseded = bool(factory is not None and factory().stub_superseded)

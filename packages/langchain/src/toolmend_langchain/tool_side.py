@@ -30,6 +30,7 @@ from langgraph.types import Command
 import toolmend
 from toolmend import Effect, Form, LoopGuard, RetryPolicy, ToolFailure, Verdict, telemetry
 from toolmend.contracts import Contracts
+from toolmend.durable import Recorded, StepStore, arun_durably, run_durably
 from toolmend.integrations import (
     CallContext,
     Observation,
@@ -41,6 +42,7 @@ from toolmend.integrations import (
 )
 
 from .contracts import ContractCheck
+from .durable import key_of
 from .malformed import schema_errors
 from .records import failure_message, failure_record, record_of, verdict_from_record, with_record
 
@@ -170,6 +172,8 @@ class _Call:
     loop: LoopGuard | None
     verify: Verify | None
     key_parameter: str | None
+    key: str | None
+    """The durable key (thread, namespace, call id); ``None`` outside a checkpointed thread."""
 
     def request_for(self, ctx: CallContext) -> ToolCallRequest:
         if self.key_parameter is None:
@@ -195,6 +199,7 @@ class ToolSide:
     verify: Mapping[str, Verify] = field(default_factory=dict)
     keys: Mapping[str, str] = field(default_factory=dict)
     malformed_calls: bool = True
+    durable: StepStore | None = None
 
     def _plan(self, request: ToolCallRequest) -> _Call:
         call = request.tool_call
@@ -220,6 +225,7 @@ class ToolSide:
             loop=loop,
             verify=self.verify.get(name),
             key_parameter=self.keys.get(name),
+            key=key_of(request),
         )
 
     def _options(self, call: _Call) -> dict[str, Any]:
@@ -232,7 +238,15 @@ class ToolSide:
             "verify": call.verify,
             "honours_key": call.key_parameter is not None,
             "passthrough": (GraphBubbleUp, _PassThrough),
+            **({"key": call.key} if call.key is not None else {}),
         }
+
+    def _durable(self, call: _Call) -> dict[str, Any] | None:
+        """The options of a durable run, or ``None`` when the call is not durable."""
+        if self.durable is None or call.key is None:
+            return None
+        options = self._options(call)
+        return {**options, "store": self.durable, "text": _text}
 
     def _refused(self, call: _Call) -> ToolFailure | None:
         """Arguments the tool's own schema rejects: a fixable failure, and the tool never runs.
@@ -274,8 +288,12 @@ class ToolSide:
                 raise
             return self._raise_if_failed(result, retried)
 
+        durable = self._durable(call)
         try:
-            outcome = execute(attempt, **self._options(call))
+            if durable is not None:
+                outcome = run_durably(attempt, **durable)
+            else:
+                outcome = execute(attempt, **self._options(call))
         except _PassThrough as passed:
             raise passed.original from None
         return self._finish(call, outcome, retried)
@@ -306,8 +324,12 @@ class ToolSide:
                 raise
             return self._raise_if_failed(result, retried)
 
+        durable = self._durable(call)
         try:
-            outcome = await aexecute(attempt, **self._options(call))
+            if durable is not None:
+                outcome = await arun_durably(attempt, **durable)
+            else:
+                outcome = await aexecute(attempt, **self._options(call))
         except _PassThrough as passed:
             raise passed.original from None
         return self._finish(call, outcome, retried)
@@ -330,8 +352,10 @@ class ToolSide:
         raise ResultFailed(text, verdict.kind, verdict.reason, _Returned(result, verdict))
 
     def _finish(
-        self, call: _Call, outcome: ToolResult | ToolFailure, retried: list[str]
+        self, call: _Call, outcome: ToolResult | ToolFailure | Recorded, retried: list[str]
     ) -> ToolResult:
+        if isinstance(outcome, Recorded):
+            return _replayed(call, outcome)
         if isinstance(outcome, ToolFailure):
             returned = outcome.exception
             if isinstance(returned, ResultFailed) and isinstance(returned.result, _Returned):
@@ -388,6 +412,27 @@ class ToolSide:
         return succeeded
 
 
+def _text(result: ToolResult) -> str:
+    """The text recorded for a finished call: what the model reads."""
+    if isinstance(result, ToolMessage):
+        return text_of(result.content) or ""
+    return ""
+
+
+def _replayed(call: _Call, outcome: Recorded) -> ToolMessage:
+    """A resumed call answered from its record: the tool did not run again."""
+    log.info(
+        "toolmend.langchain: %s call %s answered from its record (landed=%s)",
+        call.name, call.call_id, outcome.landed,
+    )  # fmt: skip
+    record = {"failed": False, "replayed": True, "landed": outcome.landed}
+    message = ToolMessage(
+        content=outcome.text, tool_call_id=call.call_id or "", name=call.name, status="success"
+    )
+    replayed: ToolMessage = with_record(message, record)
+    return replayed
+
+
 def configure(
     *,
     form: Form | str = Form.C3,
@@ -399,6 +444,7 @@ def configure(
     verify: Mapping[str, Verify] | None = None,
     idempotency_keys: Mapping[str, str] | None = None,
     malformed_calls: bool = True,
+    durable: StepStore | None = None,
 ) -> ToolSide:
     """Validate the user's settings once, when the middleware or node is built."""
     return ToolSide(
@@ -411,4 +457,5 @@ def configure(
         verify=dict(verify or {}),
         keys=dict(idempotency_keys or {}),
         malformed_calls=malformed_calls,
+        durable=durable,
     )

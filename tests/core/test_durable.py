@@ -1,0 +1,282 @@
+"""Durable steps: stable keys, the replay decision, and step records on SQLite and Postgres."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pg_cluster import Cluster
+from toolmend import Effect, RetryPolicy, ToolFailure
+from toolmend.durable import (
+    LANDED_TEXT,
+    Mark,
+    Recorded,
+    Replay,
+    SqlStepStore,
+    StepRecord,
+    WorkerStopped,
+    dbos_key,
+    langgraph_key,
+    on_replay,
+    run_durably,
+    step_key,
+)
+from toolmend.integrations import CallContext
+
+
+def test_keys_are_stable_and_distinct() -> None:
+    assert langgraph_key("t1", "tools:abc", "call_1") == langgraph_key("t1", "tools:abc", "call_1")
+    keys = {
+        langgraph_key("t1", "tools:abc", "call_1"),
+        langgraph_key("t1", "tools:abc", "call_2"),
+        langgraph_key("t2", "tools:abc", "call_1"),
+        langgraph_key("t1", "tools:abd", "call_1"),
+        dbos_key("wf-1", 1),
+        dbos_key("wf-1", 2),
+        dbos_key("wf-2", 1),
+    }
+    assert len(keys) == 7
+    assert step_key("ab", "c") != step_key("a", "bc")
+    # fixed forever: a release that changed it would re-run every step in flight
+    assert (
+        langgraph_key("t1", "tools:abc", "call_1") == "tm-a7263aec4f63f4835482ea4060471e3649965ad6"
+    )
+    assert len(dbos_key("wf", 3)) == 43
+    assert dbos_key("wf", 3).startswith("tm-")
+
+
+STARTED = StepRecord("k", "pay", Mark.STARTED)
+
+
+@pytest.mark.parametrize(
+    ("record", "effect", "honours_key", "can_verify", "expected"),
+    [
+        (None, Effect.WRITE, False, False, Replay.RUN),
+        (StepRecord("k", "pay", Mark.FAILED), Effect.WRITE, False, False, Replay.RUN),
+        (StepRecord("k", "pay", Mark.FINISHED, "ok"), Effect.WRITE, False, False, Replay.REUSE),
+        (STARTED, Effect.READ_ONLY, False, False, Replay.RUN),
+        (STARTED, Effect.IDEMPOTENT, False, False, Replay.RUN),
+        (STARTED, Effect.WRITE, True, True, Replay.RUN),
+        (STARTED, Effect.WRITE, False, True, Replay.VERIFY),
+        (STARTED, Effect.WRITE, False, False, Replay.REPORT),
+        (STARTED, Effect.UNKNOWN, False, False, Replay.REPORT),
+    ],
+)
+def test_replay_decision(
+    record: StepRecord | None, effect: Effect, honours_key: bool, can_verify: bool, expected: Replay
+) -> None:
+    assert (
+        on_replay(record, effect=effect, honours_key=honours_key, can_verify=can_verify) is expected
+    )
+
+
+def sqlite_store(path: Path, **options: Any) -> SqlStepStore:
+    conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
+    lock = threading.Lock()
+
+    @contextmanager
+    def connect() -> Iterator[sqlite3.Connection]:
+        with lock:
+            yield conn
+
+    return SqlStepStore(connect, "sqlite", **options)
+
+
+def postgres_store(dsn: str, **options: Any) -> SqlStepStore:
+    import psycopg
+
+    @contextmanager
+    def connect() -> Iterator[Any]:
+        with psycopg.connect(dsn) as conn:
+            yield conn
+
+    return SqlStepStore(connect, "postgres", **options)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    """A factory of stores that all share one database (like several workers)."""
+    if request.param == "sqlite":
+        return lambda **options: sqlite_store(tmp_path / "steps.db", **options)
+    cluster: Cluster = request.getfixturevalue("postgres")
+    dsn = cluster.database(f"t{abs(hash(request.node.name)) % 10**8}")
+    return lambda **options: postgres_store(dsn, **options)
+
+
+class Bank:
+    """A payment server: ``keys`` deduplicates when a key is sent."""
+
+    def __init__(self) -> None:
+        self.effects: list[str] = []
+        self.keys: list[str] = []
+
+    def pay(self, ctx: CallContext, *, dedup: bool) -> str:
+        self.keys.append(ctx.idempotency_key)
+        if dedup and ctx.idempotency_key in self.effects:
+            return "paid"
+        self.effects.append(ctx.idempotency_key)
+        return "paid"
+
+
+def test_first_run_records_the_result_and_a_replay_reuses_it(make_store: Any) -> None:
+    store, bank = make_store(), Bank()
+    out = run_durably(
+        lambda ctx: bank.pay(ctx, dedup=False), store=store, key="k1", tool="pay", text=str,
+        effect="write",
+    )  # fmt: skip
+    assert out == "paid"
+    assert store.record("k1") == StepRecord("k1", "pay", Mark.FINISHED, "paid")
+    again = run_durably(
+        lambda ctx: bank.pay(ctx, dedup=False), store=make_store(), key="k1", tool="pay",
+        text=str, effect="write",
+    )  # fmt: skip
+    assert again == Recorded("paid")
+    assert bank.effects == ["k1"]
+
+
+def test_started_step_with_key_runs_again_with_the_same_key(make_store: Any) -> None:
+    store, bank = make_store(), Bank()
+    assert store.begin("k2", "pay") is None  # the first run crashed after this
+    out = run_durably(
+        lambda ctx: bank.pay(ctx, dedup=True), store=store, key="k2", tool="pay", text=str,
+        effect="write", honours_key=True,
+    )  # fmt: skip
+    assert out == "paid"
+    assert bank.keys == ["k2"]
+
+
+def test_started_write_with_verify_is_checked_first(make_store: Any) -> None:
+    store, bank = make_store(), Bank()
+    asked: list[tuple[str, str]] = []
+
+    def landed(ctx: CallContext, exc: BaseException) -> bool:
+        asked.append((ctx.idempotency_key, type(exc).__name__))
+        return True
+
+    store.begin("k3", "pay")
+    out = run_durably(
+        lambda ctx: bank.pay(ctx, dedup=False), store=store, key="k3", tool="pay", text=str,
+        effect="write", verify=landed,
+    )  # fmt: skip
+    assert out == Recorded(LANDED_TEXT, landed=True)
+    assert asked == [("k3", WorkerStopped.__name__)]
+    assert bank.effects == []
+    assert store.record("k3") == StepRecord("k3", "pay", Mark.FINISHED, LANDED_TEXT)
+
+    store.begin("k4", "pay")
+    out = run_durably(
+        lambda ctx: bank.pay(ctx, dedup=False), store=store, key="k4", tool="pay", text=str,
+        effect="write", verify=lambda ctx, exc: False,
+    )  # fmt: skip
+    assert out == "paid"
+    assert bank.effects == ["k4"]
+
+
+def test_started_write_without_verify_is_reported_not_repeated(make_store: Any) -> None:
+    store, bank = make_store(), Bank()
+    store.begin("k5", "pay")
+    out = run_durably(
+        lambda ctx: bank.pay(ctx, dedup=False), store=store, key="k5", tool="pay", text=str,
+        effect="write", arguments={"amount": 5},
+    )  # fmt: skip
+    assert isinstance(out, ToolFailure)
+    assert (out.kind.value, out.outcome_unknown, out.rule) == ("ambiguous", True, "worker-stopped")
+    assert str(out) == (
+        "Tool 'pay' was interrupted: the worker running it stopped before the call finished, "
+        "and whether it took effect is unknown. It was not repeated.\n"
+        "This call may already have taken effect. Check whether it did before calling it again."
+    )
+    assert bank.effects == []
+
+
+def test_a_failure_is_recorded_as_failure_and_never_replayed_as_success(make_store: Any) -> None:
+    store, calls = make_store(), []
+
+    def refused(ctx: CallContext) -> str:
+        calls.append(ctx.attempt)
+        if len(calls) == 1:
+            raise PermissionError("card declined")
+        return "paid"
+
+    first = run_durably(refused, store=store, key="k6", tool="pay", text=str, effect="write")
+    assert isinstance(first, ToolFailure)
+    assert store.record("k6") == StepRecord("k6", "pay", Mark.FAILED)
+    second = run_durably(refused, store=store, key="k6", tool="pay", text=str, effect="write")
+    assert second == "paid"
+    assert calls == [1, 1]
+
+
+def test_unknown_outcome_stays_started_for_the_replay_to_check(make_store: Any) -> None:
+    store = make_store()
+
+    def lost(ctx: CallContext) -> str:
+        raise TimeoutError("no reply from the bank")
+
+    out = run_durably(lost, store=store, key="k7", tool="pay", text=str, effect="write")
+    assert isinstance(out, ToolFailure)
+    assert out.outcome_unknown
+    assert store.record("k7") == StepRecord("k7", "pay", Mark.STARTED)
+
+
+def test_two_workers_share_one_budget(make_store: Any) -> None:
+    """An outage costs the fleet the budget's tokens, not tokens times workers."""
+    workers = [make_store(capacity=3, per_call=0.0) for _ in range(2)]
+    attempts: list[int] = []
+
+    def down(ctx: CallContext) -> str:
+        attempts.append(ctx.attempt)
+        raise ConnectionResetError("upstream down")
+
+    policy = RetryPolicy(attempts=5, base=0.0, deadline=None)
+    for i in range(6):
+        out = run_durably(
+            down, store=workers[i % 2], key=f"o{i}", tool="fetch", text=str,
+            effect="read_only", policy=policy,
+        )  # fmt: skip
+        assert isinstance(out, ToolFailure)
+    retries = len(attempts) - 6
+    assert retries == 3
+    assert workers[0].budget("fetch").available == 0.0
+    assert workers[1].budget("fetch").available == 0.0
+
+
+async def test_the_async_twin_decides_the_same(make_store: Any) -> None:
+    from toolmend.durable import arun_durably
+
+    store, bank = make_store(), Bank()
+
+    async def pay(ctx: CallContext) -> str:
+        return bank.pay(ctx, dedup=False)
+
+    async def landed(ctx: CallContext, exc: BaseException) -> bool:
+        return True
+
+    assert await arun_durably(pay, store=store, key="a1", tool="pay", text=str) == "paid"
+    assert await arun_durably(pay, store=store, key="a1", tool="pay", text=str) == Recorded("paid")
+    store.begin("a2", "pay")
+    out = await arun_durably(
+        pay, store=store, key="a2", tool="pay", text=str, effect="write", verify=landed
+    )
+    assert out == Recorded(LANDED_TEXT, landed=True)
+    assert bank.effects == ["a1"]
+
+
+def test_a_connection_pool_lends_one_connection_per_operation(postgres: Cluster) -> None:
+    from psycopg_pool import ConnectionPool
+
+    from toolmend.durable import connection_of
+
+    dsn = postgres.database("pooled")
+    with ConnectionPool(dsn, min_size=1, max_size=2, kwargs={"autocommit": True}) as pool:
+        store = SqlStepStore(connection_of(pool), "postgres")
+        assert store.begin("p1", "pay") is None
+        store.finish("p1", "paid")
+        assert store.begin("p1", "pay") == StepRecord("p1", "pay", Mark.FINISHED, "paid")
+        assert store.budget("pay").acquire() is True
+        assert store.budget("pay").available == 9.0
