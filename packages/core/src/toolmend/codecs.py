@@ -287,7 +287,8 @@ class OpenAIChat:
         for i, message in enumerate(_require_sequence(messages)):
             role = _get(message, "role") or _LANGCHAIN_ROLES.get(str(_get(message, "type")))
             if role == "assistant":
-                for call in _get(message, "tool_calls") or ():
+                raw_calls = _get(message, "tool_calls")
+                for call in raw_calls if isinstance(raw_calls, list | tuple) else ():
                     function = _get(call, "function")
                     source = function if function is not None else call
                     arguments = _get(source, "arguments" if function is not None else "args")

@@ -29,6 +29,7 @@ from .guidance import (
     runtime_note,
 )
 from .loop import Observation, stub_superseded_failures
+from .pileup import PILE_UP
 from .malformed import argument_errors, check_call, parse_arguments, unknown_tool
 from .model import Detection, Report, Source
 from .retry import CallContext, RetryBudget
@@ -37,6 +38,7 @@ from .runs import RunRegistry, RunState, verdict_from_record, verdict_record
 
 __all__ = [
     "GUIDANCE",
+    "PILE_UP",
     "VERIFY_FIRST",
     "AttemptRecord",
     "CallContext",
