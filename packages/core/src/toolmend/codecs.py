@@ -279,7 +279,6 @@ class OpenAIChat:
             out.append({"role": "user", "content": text})
         return _rebuilt(messages, start, out)
 
-
     def results(self, messages: Any) -> tuple[Result, ...]:
         """Every ``tool`` message, named by its call (LangChain messages read too)."""
         calls: dict[str, tuple[str | None, Any]] = {}
@@ -443,7 +442,6 @@ class OpenAIResponses:
         out.extend({"role": "user", "content": t} for t in inserts.get(None, ()))
         return _rebuilt(items, start, out)
 
-
     def results(self, messages: Any) -> tuple[Result, ...]:
         """Every ``function_call_output`` item, named by its ``function_call``."""
         calls: dict[str, tuple[str | None, Any]] = {}
@@ -583,7 +581,6 @@ class AnthropicMessages:
                 out.extend({"role": "user", "content": t} for t in inserts.get(loc, ()))
         out.extend({"role": "user", "content": t} for t in inserts.get(None, ()))
         return _rebuilt(messages, start, out)
-
 
     def results(self, messages: Any) -> tuple[Result, ...]:
         """Every ``tool_result`` block, named by its ``tool_use`` block."""

@@ -20,6 +20,7 @@ history the caller keeps is never touched (edited messages are copies).
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +35,9 @@ __all__ = [
     "STUB",
     "ContextPolicy",
     "Seen",
+    "add_context_options",
     "collapse_plan",
+    "context_from_options",
     "read_history",
     "streaks_at",
 ]
@@ -186,3 +189,54 @@ def streaks_at(seen: Sequence[Seen]) -> dict[Hashable, tuple[str, int]]:
         elif item.succeeded:
             streaks.succeeded(name)
     return found
+
+
+def add_context_options(parser: argparse.ArgumentParser) -> None:
+    """The command-line options of a :class:`ContextPolicy` (``toolmend rewrite``, the engine).
+
+    Args:
+        parser: the (sub)command's parser to add them to.
+    """
+    default = ContextPolicy()
+    group = parser.add_argument_group("errors in context")
+    group.add_argument(
+        "--collapse",
+        action=argparse.BooleanOptionalAction,
+        default=default.collapse_resolved,
+        help="collapse earlier failures once resolved, and repeats of one error, to a line "
+        f"({'on' if default.collapse_resolved else 'off'} by default)",
+    )
+    group.add_argument(
+        "--pile-up-after",
+        type=int,
+        default=default.pile_up_after,
+        metavar="N",
+        help=f"after N failures of a tool with the same error, recommend stopping "
+        f"({default.pile_up_after}; 0 = never)",
+    )
+    group.add_argument(
+        "--no-step-filter",
+        action="store_true",
+        help="quote errors whole, steps for the developer included",
+    )
+    group.add_argument(
+        "--agent-steps",
+        default="",
+        metavar="TOOLS",
+        help="comma-separated tools whose agent can take such steps (a shell); '*' for all",
+    )
+
+
+def context_from_options(options: argparse.Namespace) -> ContextPolicy:
+    """The policy the options of :func:`add_context_options` describe.
+
+    Args:
+        options: the parsed arguments.
+    """
+    tools = [t.strip() for t in str(options.agent_steps).split(",") if t.strip()]
+    return ContextPolicy(
+        collapse_resolved=bool(options.collapse),
+        pile_up_after=options.pile_up_after or None,
+        filter_steps=not options.no_step_filter,
+        agent_steps=True if tools == ["*"] else frozenset(tools),
+    )

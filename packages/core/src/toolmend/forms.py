@@ -16,13 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .actionable import omit_developer_steps
 from .codecs import CODECS, Codec, Edits, Entry, NotUnderstood, View
 from .context import ContextPolicy, Seen, collapse_plan, read_history, streaks_at
 from .detect import Verdict, classify_result, text_of
 from .guidance import STEP_LIMIT, compose_note, guidance_for, join_notes, notes_left_out
-from .pileup import pile_up_advice
 from .model import Detection, Form, Kind, Report, Source
+from .pileup import pile_up_advice
 from .rules import Rules
 
 __all__ = ["Rewrite", "decision_step", "rewrite"]
@@ -205,16 +204,13 @@ def _rewrite(
         if streak is not None and d.tool_name is not None:
             piled = pile_up_advice(d.tool_name, streak[1], streak[0], policy.pile_up_after)
             guidance = piled or guidance
-        error, omitted = d.error, ()
-        if form is not Form.C1 and policy.filters(d.tool_name):
-            filtered = omit_developer_steps(d.error)
-            error, omitted = filtered.text, filtered.omitted
-        note = compose_note(d.tool_name, d.arguments, error, guidance)
+        omit = form is not Form.C1 and policy.filters(d.tool_name)
+        note = compose_note(d.tool_name, d.arguments, d.error, guidance, omit_steps=omit)
         change: dict[str, Any] = {}
         if note.neutralised and form is not Form.C1:
             change["neutralised"] = note.neutralised
-        if omitted:
-            change["omitted"] = omitted
+        if note.omitted:
+            change["omitted"] = note.omitted
         if guidance != d.guidance:
             change["guidance"] = guidance
         if change:
@@ -238,12 +234,12 @@ def _rewrite(
         if left_out:
             failures[0] = dataclasses.replace(failures[0], left_out=left_out)
     if not failures:
-        return Rewrite(
-            stubbed, Report(detections, form, bool(plan), tuple(skipped), collapsed)
-        )
+        return Rewrite(stubbed, Report(detections, form, bool(plan), tuple(skipped), collapsed))
     edits = _plan(view, form, failures)
     new = codec.apply(stubbed, view, edits)
-    return Rewrite(new, Report(detections, form, bool(edits) or bool(plan), tuple(skipped), collapsed))
+    return Rewrite(
+        new, Report(detections, form, bool(edits) or bool(plan), tuple(skipped), collapsed)
+    )
 
 
 def _history(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .attempts import AttemptRecord, Stop
 from .classify import Classification, classify_text
+from .context import add_context_options, context_from_options
 from .contracts.values import cap as cap_value
 from .detect import text_of
 from .effects import effect_from_mcp, effect_of
@@ -29,9 +30,9 @@ from .guidance import (
     runtime_note,
 )
 from .loop import Observation, stub_superseded_failures
-from .pileup import PILE_UP
 from .malformed import argument_errors, check_call, parse_arguments, unknown_tool
 from .model import Detection, Report, Source
+from .pileup import PILE_UP
 from .retry import CallContext, RetryBudget
 from .runner import aexecute, execute
 from .runs import RunRegistry, RunState, verdict_from_record, verdict_record
@@ -55,6 +56,7 @@ __all__ = [
     "RunState",
     "Source",
     "Stop",
+    "add_context_options",
     "aexecute",
     "argument_errors",
     "cap_error",
@@ -62,6 +64,7 @@ __all__ = [
     "check_call",
     "classify_text",
     "compose_note",
+    "context_from_options",
     "describe_exception",
     "effect_from_mcp",
     "effect_of",

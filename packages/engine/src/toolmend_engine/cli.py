@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from toolmend import Form, Kind
+from toolmend.integrations import add_context_options, context_from_options
 
 from .layer import FORM_CHOICES, header_value, parse_form
 
@@ -107,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--model-name", help="the id served by /v1/models (default: the file name)")
+    add_context_options(serve)
 
     proxy = sub.add_parser("proxy", help="the layer in front of another OpenAI-compatible server")
     proxy.add_argument("--upstream", required=True, help="base URL, e.g. http://gpu-node:8000/v1")
@@ -116,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     proxy.add_argument(
         "--timeout", type=float, default=600.0, help="seconds to wait for the upstream"
     )
+    add_context_options(proxy)
 
     ev = sub.add_parser("eval", help="score the delivery forms on synthetic failed calls")
     _model_options(ev)
@@ -174,7 +177,9 @@ def _serve(args: argparse.Namespace) -> int:
     from .service import ChatEngine
 
     model = _load_model(args)
-    engine = ChatEngine(model, form=args.tool_errors, name=args.model_name)
+    engine = ChatEngine(
+        model, form=args.tool_errors, name=args.model_name, context=context_from_options(args)
+    )
     server = make_server(engine, args.host, args.port)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: listening on {args.host}, reachable from other machines", file=sys.stderr)
@@ -204,6 +209,7 @@ def _proxy(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             timeout=args.timeout,
+            context=context_from_options(args),
         )
     except ValueError as exc:
         print(f"toolmend-engine proxy: {exc}", file=sys.stderr)

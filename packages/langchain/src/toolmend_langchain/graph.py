@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
 
-from toolmend import Effect, Form, RetryPolicy
+from toolmend import ContextPolicy, Effect, Form, RetryPolicy
 from toolmend.contracts import Contracts
 
 from .model_side import rewrite_messages
@@ -67,8 +67,12 @@ def pre_model_hook(
     *,
     client: str | None = None,
     messages_key: str = "messages",
+    context: ContextPolicy | None = None,
 ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
-    """A hook that returns ``{"llm_input_messages": ...}`` with the form applied."""
+    """A hook that returns ``{"llm_input_messages": ...}`` with the form applied.
+
+    ``context`` is the core's :class:`toolmend.ContextPolicy` for errors in context.
+    """
     Form.parse(form)
 
     def hook(state: Mapping[str, Any]) -> dict[str, Any]:
@@ -77,6 +81,7 @@ def pre_model_hook(
             messages = getattr(state, messages_key, None)
         if not isinstance(messages, list):
             return {"llm_input_messages": []}
-        return {"llm_input_messages": rewrite_messages(messages, form, client=client).messages}
+        rewritten = rewrite_messages(messages, form, client=client, context=context)
+        return {"llm_input_messages": rewritten.messages}
 
     return hook

@@ -27,7 +27,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from toolmend import Effect, Form, RetryPolicy
+from toolmend import ContextPolicy, Effect, Form, RetryPolicy
 from toolmend.contracts import Contracts
 
 from .malformed import mend_response
@@ -58,6 +58,9 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     ends the run for unparseable arguments); arguments with exactly one repair
     (a trailing comma, brackets left open) run repaired, and the repair is
     recorded on the AI message.  ``False`` leaves all of that to LangChain.
+    ``context`` (:class:`toolmend.ContextPolicy`) says what the model's request
+    does with errors in context: collapse them once resolved, the pile-up note,
+    the developer-step filter (default ``ContextPolicy()``).
     """
 
     def __init__(
@@ -72,8 +75,10 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         verify: Mapping[str, Verify] | None = None,
         idempotency_keys: Mapping[str, str] | None = None,
         malformed_calls: bool = True,
+        context: ContextPolicy | None = None,
     ) -> None:
         super().__init__()
+        self.context = context
         self.tools = []
         self.form = Form.parse(form)
         self.client = client
@@ -98,11 +103,12 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             self.form,
             client=self.client,
             stub_superseded=self._stub_superseded,
+            context=self.context,
         )
 
     def _request_for(self, request: ModelRequest[Any], rewritten: Rewritten) -> ModelRequest[Any]:
         """The request itself unless the model must see other messages."""
-        if rewritten.changed or self._stub_superseded:
+        if rewritten.changed:
             return request.override(messages=rewritten.messages)
         return request
 

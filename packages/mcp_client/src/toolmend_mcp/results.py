@@ -67,9 +67,13 @@ class Findings:
     violations: tuple[Mapping[str, Any], ...] = ()
     receipt: Mapping[str, Any] | None = None
     neutralised: tuple[str, ...] = ()
+    omitted: tuple[str, ...] = ()
+    """Sentences of the error the note left out as steps for the developer."""
 
     def to_dict(self) -> dict[str, Any]:
         extra: dict[str, Any] = {"neutralised": list(self.neutralised)} if self.neutralised else {}
+        if self.omitted:
+            extra["omitted"] = list(self.omitted)
         return {
             "tool": self.tool,
             "effect": self.effect,

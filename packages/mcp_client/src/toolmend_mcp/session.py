@@ -22,7 +22,15 @@ from mcp import ClientSession
 from mcp.types import CallToolResult, Tool, ToolListChangedNotification
 from pydantic import ValidationError
 
-from toolmend import Effect, Form, LoopGuard, RetryPolicy, ToolFailure, classify_result
+from toolmend import (
+    ContextPolicy,
+    Effect,
+    Form,
+    LoopGuard,
+    RetryPolicy,
+    ToolFailure,
+    classify_result,
+)
 from toolmend.contracts import Code, Contracts, Violation, receipt, review
 from toolmend.integrations import (
     AttemptRecord,
@@ -114,6 +122,10 @@ class RecoveringSession:
       or with arguments that break the tool's ``inputSchema``, is not sent; it
       comes back as a fixable error result that names the listed tools or the
       argument to change.  ``False`` sends every call as given.
+    - ``context`` (:class:`toolmend.ContextPolicy`): the note in the findings
+      leaves out the error's steps for the developer unless it says otherwise
+      (``filter_steps=False``, or the tool in ``agent_steps``); hand the same
+      policy to :func:`toolmend_mcp.model_messages` for the model's request.
     """
 
     def __init__(
@@ -129,8 +141,10 @@ class RecoveringSession:
         raise_protocol_errors: bool = False,
         read_timeout: float | None = 30.0,
         malformed_calls: bool = True,
+        context: ContextPolicy | None = None,
     ) -> None:
         self.wrapped = session_or_client
+        self.context = context if context is not None else ContextPolicy()
         self.read_timeout = read_timeout
         self.effects = {name: Effect.parse(value) for name, value in (effects or {}).items()}
         self.trust_annotations = trust_annotations
@@ -301,7 +315,8 @@ class RecoveringSession:
         self.loop.after(name, dict(arguments or {}), failure, error=text)
         failure = self.loop.advised(failure)
         guidance = failure.guidance
-        note = compose_note(name, arguments, text, guidance) if guidance else None
+        omit = self.form is not Form.C1 and self.context.filters(name)
+        note = compose_note(name, arguments, text, guidance, omit_steps=omit) if guidance else None
         if self.raise_protocol_errors and isinstance(exc, MCPError):
             raise exc
         findings = Findings(
@@ -318,6 +333,7 @@ class RecoveringSession:
             guidance=guidance,
             note=note.text if note else None,
             neutralised=note.neutralised if note else (),
+            omitted=note.omitted if note else (),
             retry_after=failure.retry_after,
             outcome_unknown=failure.outcome_unknown,
             stop=failure.stop.value if failure.stop is not None else None,
