@@ -14,8 +14,8 @@ server option, else it is ``off``.  The report goes to the response header
 ``failed=none`` when nothing failed; ``collapsed`` counts earlier failed results
 shown as a one-line stub (the server's :class:`toolmend.ContextPolicy`).  The
 value is printable ASCII on one line and at most ``HEADER_LIMIT`` characters:
-tool names are reduced to ``[A-Za-z0-9_.-]`` and, when there are too many failures to fit, the last ones
-are replaced by ``+N more``.
+tool names are reduced to ``[A-Za-z0-9_.-]`` and, when there are too many
+failures to fit, the last ones are replaced by ``+N more``.
 """
 
 from __future__ import annotations
