@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from toolmend import Form
+from toolmend import ContextPolicy, Form
 
 from .inference import LocalModel, common_prefix
 from .layer import apply_layer, header_value
@@ -50,11 +50,26 @@ class Backend(Protocol):
     label: str
 
     def turn(
-        self, messages: list[Any], tools: Sequence[Any], form: Form, *, score: bool
+        self,
+        messages: list[Any],
+        tools: Sequence[Any],
+        form: Form,
+        *,
+        score: bool,
+        context: ContextPolicy | None = None,
     ) -> Turn: ...
 
     def recomputed(
         self, before: list[Any], messages: list[Any], tools: Sequence[Any], form: Form
+    ) -> int | None: ...
+
+    def recomputed_since(
+        self,
+        previous: list[Any],
+        messages: list[Any],
+        tools: Sequence[Any],
+        form: Form,
+        context: ContextPolicy | None = None,
     ) -> int | None: ...
 
 
@@ -76,12 +91,26 @@ class LocalBackend:
         self.max_tokens = max_tokens
         self._opening = model.tokenize(self.engine.template.call_opening)
 
-    def _prepare(self, messages: list[Any], tools: Sequence[Any], form: Form) -> Any:
+    def _prepare(
+        self,
+        messages: list[Any],
+        tools: Sequence[Any],
+        form: Form,
+        context: ContextPolicy | None = None,
+    ) -> Any:
         request = ChatRequest(messages=messages, tools=list(tools), tool_errors=form.value)
-        return self.engine.prepare_chat(request, EVAL_CLIENT)
+        return self.engine.prepare_chat(request, EVAL_CLIENT, context)
 
-    def turn(self, messages: list[Any], tools: Sequence[Any], form: Form, *, score: bool) -> Turn:
-        prepared = self._prepare(messages, tools, form)
+    def turn(
+        self,
+        messages: list[Any],
+        tools: Sequence[Any],
+        form: Form,
+        *,
+        score: bool,
+        context: ContextPolicy | None = None,
+    ) -> Turn:
+        prepared = self._prepare(messages, tools, form, context)
         odds = None
         if score:
             with self.model.lock:
@@ -108,6 +137,20 @@ class LocalBackend:
             self.engine.template.render_parts(before, tools, add_generation_prompt=False),
         )
         tokens = self._prepare(messages, tools, form).tokens
+        return len(tokens) - common_prefix(cached, tokens)
+
+    def recomputed_since(
+        self,
+        previous: list[Any],
+        messages: list[Any],
+        tools: Sequence[Any],
+        form: Form,
+        context: ContextPolicy | None = None,
+    ) -> int | None:
+        """Prompt tokens after the longest prefix shared with the previous request's prompt,
+        both as the engine rendered them (form and policy applied)."""
+        cached = self._prepare(previous, tools, form, context).tokens
+        tokens = self._prepare(messages, tools, form, context).tokens
         return len(tokens) - common_prefix(cached, tokens)
 
 
@@ -152,8 +195,16 @@ class RemoteBackend:
         with urllib.request.urlopen(request, timeout=self.timeout) as response:
             return json.loads(response.read())
 
-    def turn(self, messages: list[Any], tools: Sequence[Any], form: Form, *, score: bool) -> Turn:
-        rewrite = apply_layer(messages, form, format="openai", client=EVAL_CLIENT)
+    def turn(
+        self,
+        messages: list[Any],
+        tools: Sequence[Any],
+        form: Form,
+        *,
+        score: bool,
+        context: ContextPolicy | None = None,
+    ) -> Turn:
+        rewrite = apply_layer(messages, form, format="openai", client=EVAL_CLIENT, context=context)
         body: dict[str, Any] = {
             "model": self.model_name,
             "messages": rewrite.messages,
@@ -215,5 +266,15 @@ class RemoteBackend:
 
     def recomputed(
         self, before: list[Any], messages: list[Any], tools: Sequence[Any], form: Form
+    ) -> int | None:
+        return None
+
+    def recomputed_since(
+        self,
+        previous: list[Any],
+        messages: list[Any],
+        tools: Sequence[Any],
+        form: Form,
+        context: ContextPolicy | None = None,
     ) -> int | None:
         return None
