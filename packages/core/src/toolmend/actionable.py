@@ -129,7 +129,8 @@ _CAUSE = re.compile(
     r"|\b[1-5][0-9]{2}\s+(?:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)\b"
     r"|\b(?:code|error_code|errorCode|reason)\b[\s\"':=]+[\w.-]+"
     r"|\b[A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+\b(?![^.!?]{0,40}\b(?:set|variable|environment|visit))"
-    r"|\b(?:E[A-Z]{3,}|SQLSTATE\s*\w+)\b",
+    r"|\b(?:E[A-Z]{3,}|SQLSTATE\s*\w+)\b"
+    r"|^\W*[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+\s*:",
 )
 
 

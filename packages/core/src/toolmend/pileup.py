@@ -30,7 +30,7 @@ _STATUS = re.compile(
     re.IGNORECASE,
 )
 _CODE = re.compile(r"[\"']?\b(?:code|error_code|errorCode)\b[\"']?\s*[:=]\s*[\"']?([\w.-]{2,40})")
-_LEADING_STATUS = re.compile(r"^\W*([1-5]\d\d)\b")
+_LEADING_STATUS = re.compile(r"^\W*([1-5]\d\d)\b|\b([1-5]\d\d)\s+[A-Z][a-z]+")
 
 
 def error_class(kind: Kind | None, text: str) -> str:
@@ -44,7 +44,7 @@ def error_class(kind: Kind | None, text: str) -> str:
     for pattern in (_EXCEPTION, _STATUS, _LEADING_STATUS, _CODE):
         found = pattern.search(text)
         if found is not None:
-            return found.group(1)
+            return next(g for g in found.groups() if g)
     return kind.value if kind is not None else "failure"
 
 
