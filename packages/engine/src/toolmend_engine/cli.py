@@ -159,8 +159,8 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--situation-limit",
         type=_limit,
-        default=3,
-        help="scenarios per situation (the first tools'), or 'all' (3)",
+        default=2,
+        help="scenarios per situation (the first tools'), or 'all' (2)",
     )
     ev.add_argument("--max-tokens", type=_positive, default=64, help="tokens per reply (64)")
     ev.add_argument(

@@ -71,9 +71,9 @@ class EvalPlan:
     limit: int | None = None
     turns: int = 5
     situations: tuple[Situation, ...] = SITUATIONS
-    situation_limit: int | None = 3
-    """Scenarios per situation (the first tools'); the situations' episodes have 3 replies."""
-    situation_turns: int = 3
+    situation_limit: int | None = 2
+    """Scenarios per situation (the first tools'); the situations' episodes have 2 replies."""
+    situation_turns: int = 2
 
     def situation_cases(self, suite: Suite) -> list[tuple[Scenario, Situation, Form, bool]]:
         """Per situation, scenario and form: without the feature, then with it (not for c0,
