@@ -100,9 +100,13 @@ def test_collapse_is_off_by_default_and_never_under_off() -> None:
     assert toolmend.rewrite(messages, "off", context=COLLAPSE).messages is messages
 
 
-def test_a_one_line_error_is_not_collapsed_into_a_longer_stub() -> None:
+def test_a_one_line_error_collapses_too_the_stub_says_it_was_resolved() -> None:
     messages = _openai("Error: 503 Service Unavailable", OK)
-    assert toolmend.rewrite(messages, "c3", context=COLLAPSE).messages is messages
+    out = toolmend.rewrite(messages, "c3", context=COLLAPSE).messages
+    assert out[2]["content"] == (
+        "[Earlier failure of get_order, resolved by a later successful call: "
+        "Error: 503 Service Unavailable]"
+    )
 
 
 def test_responses_failure_resolved_collapses() -> None:

@@ -191,7 +191,7 @@ async def test_a_crash_of_a_possible_write_says_check_first(connect: Connect) ->
 
 TOOLS = (
     "search, transfer, crash, add, lookup, connect_drive, quote, slow, enable_refund, "
-    "read_secret, status, get_time, counts"
+    "read_secret, status, get_time, list_drive, counts"
 )
 
 

@@ -8,8 +8,7 @@ history the caller keeps is never touched (edited messages are copies).
 - **Collapse once resolved.**  A failed tool result that a later successful
   call of the same tool resolved becomes one line (:data:`STUB`: the tool, the
   error's first line, and that a later call succeeded).  Of a run of identical
-  errors of one tool, only the first stays in full (:data:`REPEAT_STUB`).  A stub
-  replaces a result only when it is shorter: a one-line error stays as it is.  The
+  errors of one tool, only the first stays in full (:data:`REPEAT_STUB`).  The
   decision step's results are never collapsed: the model must read the error it
   is deciding on.  Collapsing changes the prompt prefix where the first stub
   lands, so a prefix cache recomputes from there once (the engine's evaluation
@@ -159,7 +158,7 @@ def collapse_plan(seen: Sequence[Seen], keep: Collection[Hashable] = ()) -> dict
         if item.succeeded:
             resolved.add(name)
         elif item.failed and name in resolved and item.result.loc not in keep:
-            _shorter(plan, item, STUB.format(tool=name, error=_first_line(item.text())))
+            plan[item.result.loc] = STUB.format(tool=name, error=_first_line(item.text()))
     first: dict[str, str] = {}
     for item in seen:
         name = item.result.name
@@ -172,14 +171,8 @@ def collapse_plan(seen: Sequence[Seen], keep: Collection[Hashable] = ()) -> dict
         if first.get(name) != text:
             first[name] = text
         elif item.result.loc not in keep and item.result.loc not in plan:
-            _shorter(plan, item, REPEAT_STUB.format(tool=name, error=_first_line(text)))
+            plan[item.result.loc] = REPEAT_STUB.format(tool=name, error=_first_line(text))
     return plan
-
-
-def _shorter(plan: dict[Hashable, str], item: Seen, stub: str) -> None:
-    """Plan ``stub`` for ``item`` only when it is shorter than what it replaces."""
-    if len(stub) < len(item.text()):
-        plan[item.result.loc] = stub
 
 
 def streaks_at(seen: Sequence[Seen]) -> dict[Hashable, tuple[str, int]]:

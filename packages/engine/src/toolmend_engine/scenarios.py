@@ -253,7 +253,7 @@ TRACE = (
     "    raise ToolInputError(message)\n"
     "ToolInputError: {argument} was rejected"
 )
-"""What a tool wrapper appends to the resolved failure: the trace a stub saves."""
+"""What a tool wrapper appends to the resolved failure: the trace a stub leaves out."""
 
 
 @dataclass(frozen=True, slots=True)
