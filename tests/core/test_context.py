@@ -212,9 +212,7 @@ def test_the_loop_guard_gives_the_same_pile_up_sentence() -> None:
     guard = LoopGuard()
     for n in range(3):
         guard.record("get_order", {"n": n}, Kind.TRANSIENT, "Error: 503 Service Unavailable")
-    assert guard.advice("get_order") == PILE_UP.format(
-        count=3, tool="get_order", error_class="503"
-    )
+    assert guard.advice("get_order") == PILE_UP.format(count=3, tool="get_order", error_class="503")
     other = LoopGuard()
     for code in (503, 502, 504):
         other.record("get_order", {}, Kind.TRANSIENT, f"Error: HTTP {code}")

@@ -16,8 +16,12 @@ from toolmend_langchain import ToolMendMiddleware, rewrite_messages
 from toolmend_langchain.testing import ScriptedChatModel, replies
 
 ERROR = "PermissionError: access denied\nWhere: orders.py:12 in lookup"
-RESOLVED = "[Earlier failure of a, resolved by a later successful call: PermissionError: access denied]"
-REPEATED = "[a failed again with the same error as its earlier call above: PermissionError: access denied]"
+RESOLVED = (
+    "[Earlier failure of a, resolved by a later successful call: PermissionError: access denied]"
+)
+REPEATED = (
+    "[a failed again with the same error as its earlier call above: PermissionError: access denied]"
+)
 DEV = (
     "Error: 401 Unauthorized: the access token has expired. "
     "Run `gcloud auth login` to obtain new credentials."

@@ -63,6 +63,8 @@ def test_identical_errors_collapse_and_the_third_gets_the_pile_up_note() -> None
 def test_the_note_omits_the_developer_step() -> None:
     out = _apply(_items(DEV))
     shown = "Error: 403 Forbidden: plan limit reached. " + MARKER
-    assert out[-1] == user(runtime_note("get_order", {"id": 1}, shown, GUIDANCE[Kind.UNRECOVERABLE]))
+    assert out[-1] == user(
+        runtime_note("get_order", {"id": 1}, shown, GUIDANCE[Kind.UNRECOVERABLE])
+    )
     full = _apply(_items(DEV), ContextPolicy(filter_steps=False))
     assert full[-1] == user(runtime_note("get_order", {"id": 1}, DEV, GUIDANCE[Kind.UNRECOVERABLE]))
