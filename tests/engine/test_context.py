@@ -45,10 +45,12 @@ def _resolved() -> list[Any]:
 def test_serve_collapses_with_the_servers_policy_only() -> None:
     body = {"messages": _resolved(), "tools": TOOLS, "tool_errors": "c3"}
     on = ChatEngine(FakeModel(), context=COLLAPSE).prepare_chat(parse_chat(body))
-    assert STUB in on.prompt and "orders-api" not in on.prompt
+    assert STUB in on.prompt
+    assert "orders-api" not in on.prompt
     assert header_value(on.report) == "failed=none; form=c3; changed=true; collapsed=1"
     off = ChatEngine(FakeModel()).prepare_chat(parse_chat(body))
-    assert ERROR in off.prompt and STUB not in off.prompt
+    assert ERROR in off.prompt
+    assert STUB not in off.prompt
     assert header_value(off.report) == "failed=none; form=c3; changed=false"
 
 
@@ -70,7 +72,8 @@ def test_serve_filters_the_developer_step_in_the_note() -> None:
 def proxied() -> Iterator[tuple[openai.OpenAI, FakeModel]]:
     fake = FakeModel(echo_or_call)
     with running(make_server(ChatEngine(fake), port=0)) as upstream:
-        with running(make_proxy(upstream + "/v1", port=0, context=COLLAPSE)) as url:
+        proxy = make_proxy(upstream + "/v1", port=0, context=COLLAPSE)
+        with running(proxy) as url:
             yield openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0), fake
 
 
@@ -82,7 +85,8 @@ def test_the_proxy_collapses_before_the_upstream(
         model="fake-model", messages=_resolved(), tools=TOOLS, extra_body={"tool_errors": "c3"}
     )
     assert raw.headers["x-tool-errors"] == "failed=none; form=c3; changed=true; collapsed=1"
-    assert STUB in fake.prompts[-1] and "orders-api" not in fake.prompts[-1]
+    assert STUB in fake.prompts[-1]
+    assert "orders-api" not in fake.prompts[-1]
 
 
 def test_situation_conversations() -> None:
