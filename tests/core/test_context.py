@@ -290,3 +290,69 @@ def test_cli_rewrite_collapse_option() -> None:
     out = io.StringIO()
     assert main(["rewrite", "--form", "c3"], io.StringIO(body), out) == 0
     assert json.loads(out.getvalue())["report"]["detections"][0]["omitted"] == DEV_OMITTED
+
+
+# -- every codec: identical runs, the pile-up note, the filter's marker ------------------
+
+
+def _conversation(fmt: str, outputs: list[str]) -> list[Any]:
+    """A user turn, then one call of get_order and its result per output, in ``fmt``."""
+    messages: list[Any] = [{"role": "user", "content": "Where is my order?"}]
+    for n, output in enumerate(outputs, 1):
+        if fmt == "openai":
+            messages += [_call(f"c{n}", f"2031-0{n}-01"), _result(f"c{n}", output)]
+        elif fmt == "responses":
+            arguments = json.dumps({"date": f"2031-0{n}-01"})
+            messages += [
+                {"type": "function_call", "call_id": f"c{n}", "name": "get_order",
+                 "arguments": arguments},
+                {"type": "function_call_output", "call_id": f"c{n}", "output": output},
+            ]  # fmt: skip
+        else:
+            use = {"type": "tool_use", "id": f"c{n}", "name": "get_order",
+                   "input": {"date": f"2031-0{n}-01"}}  # fmt: skip
+            result = {"type": "tool_result", "tool_use_id": f"c{n}", "content": output}
+            messages += [
+                {"role": "assistant", "content": [use]},
+                {"role": "user", "content": [result]},
+            ]
+    return messages
+
+
+def _text_at(fmt: str, message: Any) -> Any:
+    if fmt == "openai":
+        return message["content"]
+    if fmt == "responses":
+        return message["output"]
+    return message["content"][0]["content"]
+
+
+def _last_note(fmt: str, messages: list[Any]) -> str:
+    last = messages[-1]
+    if fmt == "anthropic" and isinstance(last["content"], list):
+        return str(last["content"][-1]["text"])
+    return str(last["content"])
+
+
+@pytest.mark.parametrize("fmt", ["openai", "responses", "anthropic"])
+def test_each_codec_collapses_runs_and_notes_pile_up(fmt: str) -> None:
+    messages = _conversation(fmt, [ERROR, ERROR, ERROR])
+    before = copy.deepcopy(messages)
+    out = toolmend.rewrite(messages, "c4", format=fmt, context=COLLAPSE)
+    assert messages == before
+    assert [_text_at(fmt, out.messages[i]) for i in (2, 4)] == [ERROR, REPEATED]
+    assert out.messages[:2] == messages[:2]
+    assert out.messages[2] is messages[2]
+    piled = PILE_UP.format(count=3, tool="get_order", error_class="ValueError")
+    assert _last_note(fmt, out.messages) == _note(ERROR, piled)
+    assert out.report.collapsed == ("4: get_order repeated",)
+
+
+@pytest.mark.parametrize("fmt", ["openai", "responses", "anthropic"])
+def test_each_codec_filters_the_developer_step(fmt: str) -> None:
+    messages = _conversation(fmt, [DEV])
+    out = toolmend.rewrite(messages, "c3", format=fmt)
+    guidance = toolmend.integrations.GUIDANCE[Kind.UNRECOVERABLE]
+    assert _last_note(fmt, out.messages) == _note(DEV_SHOWN, guidance, "2031-01-01")
+    assert list(out.report.detections[0].omitted) == DEV_OMITTED
+    assert _text_at(fmt, out.messages[2]) == DEV

@@ -13,6 +13,7 @@ import pytest
 from engine_fakes import FAILED, TOOLS, FakeModel, echo_or_call, running
 
 from toolmend import ContextPolicy, Form, Kind
+from toolmend.integrations import PILE_UP
 from toolmend_engine.evaluate import EvalPlan, feature_policy, summarize_situations
 from toolmend_engine.layer import header_value
 from toolmend_engine.protocol import parse_chat
@@ -138,3 +139,21 @@ def test_summarize_situations() -> None:
          "log_odds": -2.0, "calls": 1, "exact_repeat_rate": 0.0, "canonical_repeat_rate": 0.0,
          "recomputed_tokens": 30, "errors": 0},
     ]  # fmt: skip
+
+
+def test_serve_notes_the_pile_up_after_three_identical_failures() -> None:
+    messages: list[Any] = [FAILED[0]]
+    for n in (1, 2, 3):
+        turn = copy.deepcopy(FAILED[1])
+        turn["tool_calls"][0]["id"] = f"c{n}"
+        messages += [turn, {**FAILED[2], "tool_call_id": f"c{n}"}]
+    body = {"messages": messages, "tools": TOOLS, "tool_errors": "c3"}
+    prepared = ChatEngine(FakeModel()).prepare_chat(parse_chat(body))
+    piled = PILE_UP.format(count=3, tool="get_order", error_class="503")
+    assert prepared.prompt.endswith(f"{piled}<|im_end|>\n<|im_start|>assistant\n")
+    off = ChatEngine(FakeModel(), context=ContextPolicy(pile_up_after=None)).prepare_chat(
+        parse_chat(body)
+    )
+    assert off.prompt.endswith(
+        "Retrying the same call is expected to succeed.<|im_end|>\n<|im_start|>assistant\n"
+    )
