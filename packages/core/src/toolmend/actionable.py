@@ -147,6 +147,9 @@ def sentences(text: str) -> list[tuple[int, int]]:
 
     Spans cover the text without the separators, so joining the spans with the
     text between them gives ``text`` back.
+
+    Args:
+        text: any text.
     """
     spans = []
     start = 0
@@ -160,7 +163,11 @@ def sentences(text: str) -> list[tuple[int, int]]:
 
 
 def is_developer_step(sentence: str) -> bool:
-    """Whether a sentence asks for a step the agent cannot take and carries no cause."""
+    """Whether a sentence asks for a step the agent cannot take and carries no cause.
+
+    Args:
+        sentence: one sentence, as :func:`sentences` cuts them.
+    """
     return _STEP.search(sentence) is not None and _CAUSE.search(sentence) is None
 
 

@@ -98,6 +98,7 @@ class Seen:
 
     @property
     def failed(self) -> bool:
+        """The verdict says the call failed."""
         return self.verdict.failed
 
     @property
@@ -107,6 +108,7 @@ class Seen:
         return not self.verdict.failed and not flagged
 
     def text(self) -> str:
+        """The result's text, stripped (empty for a result without text)."""
         return (text_of(self.result.content) or "").strip()
 
 
@@ -118,7 +120,15 @@ def read_history(
     client: str | None = None,
     rules: Rules | None = None,
 ) -> list[Seen]:
-    """Every tool result with its verdict: recorded first, else read from the text."""
+    """Every tool result with its verdict: recorded first, else read from the text.
+
+    Args:
+        codec: the format's codec (``toolmend.codecs.CODECS[format]``).
+        messages: the whole conversation.
+        recorded: call id -> verdict an adapter already holds.
+        client: the User-Agent that selects agent rules.
+        rules: user rules checked before the built-in ones.
+    """
     seen = []
     for result in codec.results(messages):
         verdict = None
@@ -176,7 +186,11 @@ def collapse_plan(seen: Sequence[Seen], keep: Collection[Hashable] = ()) -> dict
 
 
 def streaks_at(seen: Sequence[Seen]) -> dict[Hashable, tuple[str, int]]:
-    """loc -> (error class, length of the tool's failure streak) at each failed result."""
+    """loc -> (error class, length of the tool's failure streak) at each failed result.
+
+    Args:
+        seen: the conversation's tool results, oldest first.
+    """
     streaks = Streaks()
     found: dict[Hashable, tuple[str, int]] = {}
     for item in seen:

@@ -80,9 +80,11 @@ class Streaks:
         return count
 
     def succeeded(self, tool: str) -> None:
+        """Record a success: the tool's streak ends."""
         self._last.pop(tool, None)
 
     def forget(self, tool: str | None = None) -> None:
+        """Drop one tool's streak, or every streak."""
         if tool is None:
             self._last.clear()
         else:

@@ -248,7 +248,12 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def feature_policy(situation: Situation, on: bool) -> ContextPolicy:
-    """Every feature off but the situation's own, so each is measured alone."""
+    """Every feature off but the situation's own, so each is measured alone.
+
+    Args:
+        situation: the situation whose feature is measured.
+        on: whether the feature is on.
+    """
     off = ContextPolicy.off()
     if not on:
         return off
@@ -292,7 +297,17 @@ def run_situation(
     on: bool,
     turns: int,
 ) -> dict[str, Any]:
-    """One conversation of a situation, with or without its feature.  One row."""
+    """One conversation of a situation, with or without its feature.  One row.
+
+    Args:
+        backend: where the replies come from.
+        suite: the scenarios and their tools.
+        scenario: the scenario the conversation is built from.
+        situation: the conversation's shape.
+        form: the delivery form.
+        on: whether the situation's feature is on.
+        turns: the episode's length in replies.
+    """
     history, previous = situation_messages(suite, scenario, situation)
     failed = scenario.failed_arguments(situation.kind)
     policy = feature_policy(situation, on)
@@ -353,6 +368,7 @@ def run_situations(
     plan: EvalPlan,
     on_row: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
+    """Every situation case of ``plan``, in order; ``on_row`` is called after each."""
     rows = []
     for scenario, situation, form, on in plan.situation_cases(suite):
         row = run_situation(backend, suite, scenario, situation, form, on, plan.situation_turns)
@@ -367,7 +383,11 @@ def _rate(part: int, whole: int) -> float | None:
 
 
 def summarize_situations(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One record per situation, form and feature setting, in the order they first appear."""
+    """One record per situation, form and feature setting, in the order they first appear.
+
+    Args:
+        rows: the rows of :func:`run_situation`.
+    """
     groups: dict[tuple[str, str, bool], list[Mapping[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["situation"], row["form"], row["on"]), []).append(row)

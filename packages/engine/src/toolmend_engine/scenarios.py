@@ -288,7 +288,13 @@ REPEATS = 3
 
 
 def situation_error(suite: Suite, scenario: Scenario, situation: Situation) -> str:
-    """The error text the situation's failed calls return."""
+    """The error text the situation's failed calls return.
+
+    Args:
+        suite: the scenarios and their error templates.
+        scenario: the scenario whose tool failed.
+        situation: the conversation's shape.
+    """
     if situation.name == "devstep":
         return DEVSTEP_ERROR.format(service=suite.services[scenario.tool])
     error = suite.error_text(scenario, situation.kind)
@@ -301,7 +307,13 @@ def situation_messages(
     suite: Suite, scenario: Scenario, situation: Situation
 ) -> tuple[list[dict[str, Any]], int]:
     """The conversation at the decision step (as the client sends it), and the length
-    of the previous request (the one that produced the last assistant turn)."""
+    of the previous request (the one that produced the last assistant turn).
+
+    Args:
+        suite: the scenarios and their error templates.
+        scenario: the scenario the conversation is built from.
+        situation: the conversation's shape.
+    """
     failed = scenario.failed_arguments(situation.kind)
     error = situation_error(suite, scenario, situation)
     messages: list[dict[str, Any]] = [{"role": "user", "content": scenario.request}]
