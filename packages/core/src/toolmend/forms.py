@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .codecs import CODECS, Codec, Edits, Entry, NotUnderstood, View
-from .context import ContextPolicy, Seen, collapse_plan, read_history, streaks_at
+from .context import STUB, ContextPolicy, Seen, collapse_plan, read_history, streaks_at
 from .detect import Verdict, classify_result, text_of
 from .guidance import STEP_LIMIT, compose_note, guidance_for, join_notes, notes_left_out
 from .model import Detection, Form, Kind, Report, Source
@@ -262,7 +262,7 @@ def _collapsed(seen: list[Seen], plan: Mapping[Any, str]) -> list[str]:
     for item in seen:
         stub = plan.get(item.result.loc)
         if stub is not None:
-            how = "resolved" if stub.startswith("[Earlier failure of") else "repeated"
+            how = "resolved" if stub.startswith(STUB.split("{", 1)[0]) else "repeated"
             out.append(f"{item.result.position}: {item.result.name} {how}")
     return out
 
