@@ -226,9 +226,12 @@ def test_a_short_outage_does_not_become_a_permanent_block() -> None:
             )
     assert down["n"] == 3
     assert all(isinstance(o, ToolFailure) and o.rule != "loop-budget" for o in outcomes)
-    assert outcomes[2].guidance.endswith(
-        "The last 3 calls of status failed: if the next one fails too, "
-        "try another way or tell the user what failed."
+    # Three failures with the same error class: the pile-up note replaces the guidance.
+    assert outcomes[1].guidance == toolmend.integrations.GUIDANCE[toolmend.Kind.TRANSIENT]
+    assert outcomes[2].guidance == (
+        "The last 3 calls of status failed with the same error (ConnectionResetError), so "
+        "another attempt is unlikely to help. Stop retrying it: tell the user what failed "
+        "and what you tried, or ask the user how to proceed."
     )
     with testing():
         for _ in range(4):

@@ -66,12 +66,31 @@ def test_eval_end_to_end_on_the_embedded_model_reruns_identically(
         "transient,unrecoverable",
         "--turns",
         "2",
+        "--situations",
+        "resolved",
+        "--situation-limit",
+        "1",
     ]
     assert main([*args, "--out", str(tmp_path / "a")]) == 0
     captured = capsys.readouterr()
     assert main([*args, "--out", str(tmp_path / "b")]) == 0
-    for name in ("results.jsonl", "summary.json", "table.txt", "plot.png"):
+    names = ("results.jsonl", "summary.json", "situations.jsonl", "situations.json", "table.txt")
+    for name in (*names, "plot.png"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    situations = [
+        json.loads(line)
+        for line in (tmp_path / "a" / "situations.jsonl").read_text("utf-8").splitlines()
+    ]
+    assert [(r["situation"], r["scenario"], r["form"], r["on"]) for r in situations] == [
+        ("resolved", "order-01", "c0", False),
+        ("resolved", "order-01", "c3", False),
+        ("resolved", "order-01", "c3", True),
+    ]
+    assert [r["header"].split("; ", 1)[1] for r in situations] == [
+        "form=off; changed=false",
+        "form=c3; changed=false",
+        "form=c3; changed=true; collapsed=1",
+    ]
     rows = _rows(tmp_path / "a")
     assert [(r["scenario"], r["kind"], r["form"]) for r in rows] == [
         (s, k, f)
@@ -105,6 +124,18 @@ def test_eval_end_to_end_on_the_embedded_model_reruns_identically(
     ]
     table = (tmp_path / "a" / "table.txt").read_text("utf-8")
     assert captured.out == table
+    assert table.split("\n\n")[1].splitlines()[0].split() == [
+        "situation",
+        "form",
+        "feature",
+        "n",
+        "correct",
+        "log-odds",
+        "calls",
+        "exact-rep",
+        "canon-rep",
+        "recomputed",
+    ]
     assert table.splitlines()[0].split() == [
         "form",
         "kind",
@@ -137,11 +168,14 @@ def test_eval_against_a_server_by_base_url(
                 "c0,c3",
                 "--kinds",
                 "fixable",
+                "--situations",
+                "none",
                 "--out",
                 str(tmp_path),
             ]
         )
     assert code == 0
+    assert not (tmp_path / "situations.jsonl").exists()
     rows = _rows(tmp_path)
     assert len(rows) == 12
     assert {r["action"] for r in rows} == {"text"}

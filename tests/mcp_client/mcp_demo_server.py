@@ -132,6 +132,15 @@ def build_server() -> Server:
         return f"12:00 in {timezone}"
 
     @server.tool(annotations=READ_ONLY)
+    def list_drive(folder: str) -> str:
+        """Expired credentials, with a step only the developer can take."""
+        calls["list_drive"] += 1
+        raise ToolError(
+            "401 Unauthorized: the access token has expired. "
+            "Run `gcloud auth login` to obtain new credentials."
+        )
+
+    @server.tool(annotations=READ_ONLY)
     def counts() -> dict[str, int]:
         """How often each tool body ran (not counting this one)."""
         return dict(calls)

@@ -22,7 +22,7 @@ from mcp_sdk import (
 
 from toolmend import Kind, LoopGuard, RetryPolicy
 from toolmend.contracts import Contracts
-from toolmend.integrations import GUIDANCE, VERIFY_FIRST
+from toolmend.integrations import GUIDANCE, PILE_UP, VERIFY_FIRST
 from toolmend.retry import SleepLog
 from toolmend_mcp import RecoveringSession
 
@@ -191,7 +191,7 @@ async def test_a_crash_of_a_possible_write_says_check_first(connect: Connect) ->
 
 TOOLS = (
     "search, transfer, crash, add, lookup, connect_drive, quote, slow, enable_refund, "
-    "read_secret, status, get_time, counts"
+    "read_secret, status, get_time, list_drive, counts"
 )
 
 
@@ -559,26 +559,33 @@ async def test_a_short_outage_never_blocks_the_session(connect: Connect) -> None
     rules = [found(r)["rule"] for r in results[:9]]
     assert "loop-budget" not in rules
     assert [is_error(r) for r in results] == [True] * 9 + [False] * 3
-    assert found(results[8])["guidance"].endswith(
-        "The last 9 calls of status failed: if the next one fails too, "
-        "try another way or tell the user what failed."
+    # Nine failures with the same status: the pile-up note (stop, or ask the user).
+    assert found(results[8])["guidance"] == PILE_UP.format(
+        count=9, tool="status", error_class="503"
     )
 
 
 async def test_a_valid_call_after_three_rejected_ones_is_sent(connect: Connect) -> None:
     async with connect() as client:
         session = RecoveringSession(client)
+        guidance = []
         for zone in ("Mars/Olympus", "Moon/Base", "Pluto/Cold"):
             rejected = await session.call_tool("get_time", {"timezone": zone})
             findings = found(rejected)
             assert findings["kind"] == "fixable"
-            assert findings["guidance"].startswith(FIXABLE)
             assert findings["outcome_unknown"] is False
+            guidance.append(findings["guidance"])
         ok = await session.call_tool("get_time", {"timezone": "Europe/Paris"})
         repeat = await session.call_tool("get_time", {"timezone": "Moon/Base"})
         assert (await counts(client))["get_time"] == 4
     assert texts(ok) == ["12:00 in Europe/Paris"]
     assert found(repeat)["rule"] == "loop-repeat"
+    # The third failed fix of the same error: the pile-up note replaces the fix advice.
+    assert guidance == [
+        FIXABLE,
+        FIXABLE,
+        PILE_UP.format(count=3, tool="get_time", error_class="fixable"),
+    ]
 
 
 async def test_a_call_the_client_refused_before_sending_is_fixable(connect: Connect) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from . import contracts as contracts  # the subpackages, reachable after `import toolmend`
 from . import integrations as integrations
 from . import telemetry as telemetry
+from .context import ContextPolicy
 from .contracts import Contracts
 from .detect import Verdict, classify_result
 from .effects import Effect, declare_effect
@@ -28,6 +29,7 @@ from .rules import Rule, Rules, load_rules, set_rules
 from .wrapper import fail_soft
 
 __all__ = [
+    "ContextPolicy",
     "Contracts",
     "Effect",
     "Form",

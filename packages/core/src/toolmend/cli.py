@@ -15,6 +15,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
+from .context import add_context_options, context_from_options
 from .detect import classify_result
 from .forms import rewrite
 from .rules import Rules, load_rules
@@ -83,7 +84,12 @@ def _rewrite(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Te
         stderr.write(f'toolmend rewrite: expected a JSON object with "{key}"\n')
         return 2
     result = rewrite(
-        body[key], args.form, format=args.format, client=args.client, rules=args.loaded_rules
+        body[key],
+        args.form,
+        format=args.format,
+        client=args.client,
+        rules=args.loaded_rules,
+        context=context_from_options(args),
     )
     out = {key: result.messages, "report": result.report.to_dict()}
     stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
@@ -102,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     rw.add_argument("--form", required=True, choices=["off", "c0", "c1", "c2", "c3", "c4"])
     rw.add_argument("--format", default="openai", choices=["openai", "responses", "anthropic"])
     rw.add_argument("--client", default=None, help="User-Agent that selects agent rules")
+    add_context_options(rw)
     sub.add_parser("contracts", help="mine and check outcome contracts", add_help=False)
     return parser
 

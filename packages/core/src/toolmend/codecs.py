@@ -5,10 +5,18 @@ codec builds that view from native messages and applies the edits back, so each
 untouched message comes back as the very same object.  Views are built from the
 end of the conversation only: the work is bounded by the decision step, not by
 the length of the history.
+
+The one whole-history reader is here too: :meth:`Codec.results` lists every tool
+result with the call it answers, and :meth:`Codec.replace` returns the messages
+with some results' text replaced (copies; the rest are the same objects).  They
+read plain dicts and message objects alike (a LangChain ``AIMessage`` is
+``type="ai"`` with ``tool_calls`` of ``name``/``args``), so that collapsing,
+pile-up counting and the loop guard's replay share one reader per format.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +29,7 @@ __all__ = [
     "Edits",
     "Entry",
     "NotUnderstood",
+    "Result",
     "View",
 ]
 
@@ -75,6 +84,25 @@ class Edits:
         return bool(self.appends or self.inserts or self.removed_calls or self.removed)
 
 
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One tool result anywhere in the conversation, with the call it answers.
+
+    ``loc`` is what :meth:`Codec.replace` takes; ``position`` the index of the
+    message that holds it.  ``name`` and ``arguments`` come from the call when
+    the result does not carry them.
+    """
+
+    loc: Hashable
+    position: int
+    call_id: str | None
+    name: str | None
+    arguments: Any
+    content: Any
+    is_error: bool | None = None
+    status: str | None = None
+
+
 class Codec(Protocol):
     """Reads one message format into a :class:`View` and writes :class:`Edits` back."""
 
@@ -83,6 +111,41 @@ class Codec(Protocol):
 
     def apply(self, messages: Any, view: View, edits: Edits) -> list[Any]:
         """A new message list with ``edits`` applied; ``messages`` is left as it is."""
+
+    def results(self, messages: Any) -> tuple[Result, ...]:
+        """Every tool result of ``messages`` with its call, in the format's own order."""
+
+    def replace(self, messages: Any, texts: Mapping[Hashable, str]) -> list[Any]:
+        """A new message list with the results' texts replaced by call id."""
+
+
+def _get(obj: Any, key: str) -> Any:
+    """A field of a dict or an attribute of a message object."""
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def _with_field(message: Any, key: str, value: Any) -> Any:
+    """A copy of a message (dict or object, e.g. a pydantic model) with one field set."""
+    if isinstance(message, Mapping):
+        return {**message, key: value}
+    model_copy = getattr(message, "model_copy", None)
+    if callable(model_copy):
+        return model_copy(update={key: value})
+    new = copy.copy(message)
+    setattr(new, key, value)
+    return new
+
+
+def _flag(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _require_sequence(messages: Any) -> Sequence[Any]:
+    if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
+        raise NotUnderstood("messages is not a list")
+    return messages
 
 
 def parse_arguments(raw: Any) -> Any:
@@ -226,6 +289,44 @@ class OpenAIChat:
             out.append({"role": "user", "content": text})
         return _rebuilt(messages, start, out)
 
+    def results(self, messages: Any) -> tuple[Result, ...]:
+        """Every ``tool`` message, named by its call (LangChain messages read too)."""
+        calls: dict[str, tuple[str | None, Any]] = {}
+        found: list[Result] = []
+        for i, message in enumerate(_require_sequence(messages)):
+            role = _get(message, "role") or _LANGCHAIN_ROLES.get(str(_get(message, "type")))
+            if role == "assistant":
+                raw_calls = _get(message, "tool_calls")
+                for call in raw_calls if isinstance(raw_calls, list | tuple) else ():
+                    function = _get(call, "function")
+                    source = function if function is not None else call
+                    arguments = _get(source, "arguments" if function is not None else "args")
+                    call_id = _get(call, "id")
+                    if isinstance(call_id, str):
+                        name = _str_or_none(_get(source, "name"))
+                        calls[call_id] = (name, parse_arguments(arguments))
+            elif role == "tool":
+                call_id = _str_or_none(_get(message, "tool_call_id"))
+                name, arguments = calls.get(call_id, (None, None)) if call_id else (None, None)
+                found.append(
+                    Result(
+                        i, i, call_id, _str_or_none(_get(message, "name")) or name, arguments,
+                        _get(message, "content"), _flag(_get(message, "is_error")),
+                        _str_or_none(_get(message, "status")),
+                    )
+                )  # fmt: skip
+        return tuple(found)
+
+    def replace(self, messages: Any, texts: Mapping[Hashable, str]) -> list[Any]:
+        out = list(_require_sequence(messages))
+        for loc, text in texts.items():
+            index = cast(int, loc)
+            out[index] = _with_field(out[index], "content", text)
+        return out
+
+
+_LANGCHAIN_ROLES = {"ai": "assistant", "tool": "tool"}
+
 
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
@@ -351,6 +452,35 @@ class OpenAIResponses:
         out.extend({"role": "user", "content": t} for t in inserts.get(None, ()))
         return _rebuilt(items, start, out)
 
+    def results(self, messages: Any) -> tuple[Result, ...]:
+        """Every ``function_call_output`` item, named by its ``function_call``."""
+        calls: dict[str, tuple[str | None, Any]] = {}
+        found: list[Result] = []
+        for i, item in enumerate(_require_sequence(messages)):
+            kind = _get(item, "type")
+            if kind == "function_call":
+                call_id = _get(item, "call_id")
+                if isinstance(call_id, str):
+                    calls[call_id] = (
+                        _str_or_none(_get(item, "name")),
+                        parse_arguments(_get(item, "arguments")),
+                    )
+            elif kind == "function_call_output":
+                call_id = _str_or_none(_get(item, "call_id"))
+                name, arguments = calls.get(call_id, (None, None)) if call_id else (None, None)
+                status = _str_or_none(_get(item, "status"))
+                found.append(
+                    Result(i, i, call_id, name, arguments, _get(item, "output"), None, status)
+                )
+        return tuple(found)
+
+    def replace(self, messages: Any, texts: Mapping[Hashable, str]) -> list[Any]:
+        out = list(_require_sequence(messages))
+        for loc, text in texts.items():
+            index = cast(int, loc)
+            out[index] = _with_field(out[index], "output", text)
+        return out
+
 
 # -- Anthropic Messages -------------------------------------------------------------
 
@@ -461,6 +591,44 @@ class AnthropicMessages:
                 out.extend({"role": "user", "content": t} for t in inserts.get(loc, ()))
         out.extend({"role": "user", "content": t} for t in inserts.get(None, ()))
         return _rebuilt(messages, start, out)
+
+    def results(self, messages: Any) -> tuple[Result, ...]:
+        """Every ``tool_result`` block, named by its ``tool_use`` block."""
+        calls: dict[str, tuple[str | None, Any]] = {}
+        found: list[Result] = []
+        for i, message in enumerate(_require_sequence(messages)):
+            content = _get(message, "content")
+            if not isinstance(content, list):
+                continue
+            for j, block in enumerate(content):
+                kind = _get(block, "type")
+                if kind == "tool_use":
+                    call_id = _get(block, "id")
+                    if isinstance(call_id, str):
+                        calls[call_id] = (_str_or_none(_get(block, "name")), _get(block, "input"))
+                elif kind == "tool_result":
+                    call_id = _str_or_none(_get(block, "tool_use_id"))
+                    name, arguments = calls.get(call_id, (None, None)) if call_id else (None, None)
+                    found.append(
+                        Result(
+                            (i, j), i, call_id, name, arguments, _get(block, "content"),
+                            _flag(_get(block, "is_error")),
+                        )
+                    )  # fmt: skip
+        return tuple(found)
+
+    def replace(self, messages: Any, texts: Mapping[Hashable, str]) -> list[Any]:
+        out = list(_require_sequence(messages))
+        by_message: dict[int, dict[int, str]] = {}
+        for loc, text in texts.items():
+            i, j = cast(tuple[int, int], loc)
+            by_message.setdefault(i, {})[j] = text
+        for i, blocks in by_message.items():
+            content = list(_get(out[i], "content"))
+            for j, text in blocks.items():
+                content[j] = _with_field(content[j], "content", text)
+            out[i] = _with_field(out[i], "content", content)
+        return out
 
 
 def _is_call_in(block: Any, ids: set[str]) -> bool:

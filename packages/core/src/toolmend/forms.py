@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import telemetry
-from .codecs import CODECS, Edits, Entry, NotUnderstood, View
+from .codecs import CODECS, Codec, Edits, Entry, NotUnderstood, View
+from .context import STUB, ContextPolicy, Seen, collapse_plan, read_history, streaks_at
 from .detect import Verdict, classify_result, text_of
 from .guidance import STEP_LIMIT, compose_note, guidance_for, join_notes, notes_left_out
 from .model import Detection, Form, Kind, Report, Source
+from .pileup import pile_up_advice
 from .rules import Rules
 
 __all__ = ["Rewrite", "decision_step", "pending_verdict", "rewrite"]
@@ -116,6 +118,7 @@ def rewrite(
     client: str | None = None,
     recorded: Mapping[str, Verdict] | None = None,
     rules: Rules | None = None,
+    context: ContextPolicy | None = None,
 ) -> Rewrite:
     """Apply ``form`` to the decision step of ``messages``.
 
@@ -124,7 +127,10 @@ def rewrite(
     adapter already holds (from the exception itself), which take precedence
     over reading the text.  ``client`` is the User-Agent that selects agent rules.
     ``rules`` are user rules checked before the built-in ones (default: those
-    installed with :func:`toolmend.set_rules`).
+    installed with :func:`toolmend.set_rules`).  ``context`` says what happens to
+    errors in context beyond the decision step (:class:`toolmend.ContextPolicy`:
+    collapse once resolved, the pile-up note, the developer-step filter; default
+    ``ContextPolicy()``); nothing of it applies under ``off``.
 
     Args:
         messages: The conversation, in ``format``; it is never modified.
@@ -133,6 +139,7 @@ def rewrite(
         client: The User-Agent that selects agent rules.
         recorded: Call id to the verdict an adapter already holds.
         rules: User rules checked before the built-in ones.
+        context: What happens to errors in context beyond the decision step.
 
     Returns:
         The messages to send (the same object when nothing changed) and the report.
@@ -143,7 +150,8 @@ def rewrite(
         report = Report((), Form.OFF, False, (f"unknown form {form!r}; left unchanged",))
         return Rewrite(messages, report)
     try:
-        result = _rewrite(messages, chosen, format, client, recorded, rules)
+        policy = context if context is not None else ContextPolicy()
+        result = _rewrite(messages, chosen, format, client, recorded, rules, policy)
     except Exception as exc:
         reason = str(exc) if isinstance(exc, NotUnderstood | KeyError) else repr(exc)
         log.warning("toolmend: conversation not understood (%s); left unchanged", reason)
@@ -175,7 +183,9 @@ def _rewrite(
     client: str | None,
     recorded: Mapping[str, Verdict] | None,
     rules: Rules | None = None,
+    policy: ContextPolicy | None = None,
 ) -> Rewrite:
+    policy = policy if policy is not None else ContextPolicy()
     codec = CODECS.get(format)
     if codec is None:
         raise NotUnderstood(f"unknown format {format!r}")
@@ -187,9 +197,13 @@ def _rewrite(
     skipped: list[str] = []
     if form is Form.OFF:
         return Rewrite(messages, Report(detections, form, False, ()))
+    seen = _history(codec, messages, policy, bool(found), recorded, client, rules)
+    keep = {e.loc for e in view.tail if e.role == "tool"}
+    plan = collapse_plan(seen, keep) if policy.collapse_resolved else {}
+    streaks = streaks_at(seen) if policy.pile_up_after and found else {}
     failures: list[_Failure] = []
     call_ids = {c.id for c in view.tail[0].calls}
-    quoted: dict[int, tuple[str, ...]] = {}
+    changes: dict[int, dict[str, Any]] = {}
     for n, (entry, d) in enumerate(found):
         if d.kind is Kind.AMBIGUOUS and d.guidance is None:
             skipped.append(f"{d.index}: ambiguous failure gets no guidance")
@@ -199,15 +213,30 @@ def _rewrite(
         if form in (Form.C2, Form.C4) and (d.call_id is None or d.call_id not in call_ids):
             skipped.append(f"{d.index}: its call is not in the last assistant turn")
             continue
-        note = compose_note(d.tool_name, d.arguments, d.error, d.guidance)
+        guidance = d.guidance
+        streak = streaks.get(entry.loc)
+        if streak is not None and d.tool_name is not None:
+            piled = pile_up_advice(d.tool_name, streak[1], streak[0], policy.pile_up_after)
+            guidance = piled or guidance
+        omit = form is not Form.C1 and policy.filters(d.tool_name)
+        note = compose_note(d.tool_name, d.arguments, d.error, guidance, omit_steps=omit)
+        change: dict[str, Any] = {}
         if note.neutralised and form is not Form.C1:
-            quoted[n] = note.neutralised
-        failures.append(_Failure(entry, d, note.text, d.guidance))
-    if quoted:
+            change["neutralised"] = note.neutralised
+        if note.omitted:
+            change["omitted"] = note.omitted
+        if guidance != d.guidance:
+            change["guidance"] = guidance
+        if change:
+            changes[n] = change
+        failures.append(_Failure(entry, d, note.text, guidance))
+    if changes:
         detections = tuple(
-            dataclasses.replace(d, neutralised=quoted[n]) if n in quoted else d
+            dataclasses.replace(d, **changes[n]) if n in changes else d
             for n, d in enumerate(detections)
         )
+    collapsed = tuple(_collapsed(seen, plan))
+    stubbed = codec.replace(messages, plan) if plan else messages
     if form is not Form.C1:
         left_out = notes_left_out([f.note or "" for f in failures])
         for f in failures[:left_out]:
@@ -219,10 +248,37 @@ def _rewrite(
         if left_out:
             failures[0] = dataclasses.replace(failures[0], left_out=left_out)
     if not failures:
-        return Rewrite(messages, Report(detections, form, False, tuple(skipped)))
+        return Rewrite(stubbed, Report(detections, form, bool(plan), tuple(skipped), collapsed))
     edits = _plan(view, form, failures)
-    new = codec.apply(messages, view, edits)
-    return Rewrite(new, Report(detections, form, bool(edits), tuple(skipped)))
+    new = codec.apply(stubbed, view, edits)
+    return Rewrite(
+        new, Report(detections, form, bool(edits) or bool(plan), tuple(skipped), collapsed)
+    )
+
+
+def _history(
+    codec: Codec,
+    messages: Any,
+    policy: ContextPolicy,
+    failed: bool,
+    recorded: Mapping[str, Verdict] | None,
+    client: str | None,
+    rules: Rules | None,
+) -> list[Seen]:
+    """The whole conversation's results, read only when the policy needs them."""
+    if not (policy.collapse_resolved or (policy.pile_up_after and failed)):
+        return []
+    return read_history(codec, messages, recorded=recorded, client=client, rules=rules)
+
+
+def _collapsed(seen: list[Seen], plan: Mapping[Any, str]) -> list[str]:
+    out = []
+    for item in seen:
+        stub = plan.get(item.result.loc)
+        if stub is not None:
+            how = "resolved" if stub.startswith(STUB.split("{", 1)[0]) else "repeated"
+            out.append(f"{item.result.position}: {item.result.name} {how}")
+    return out
 
 
 def _plan(view: View, form: Form, failures: list[_Failure]) -> Edits:

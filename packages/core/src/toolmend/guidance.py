@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .actionable import omit_developer_steps
 from .model import Kind
 from .quote import bounded, cut, inert, reasons_of
 
@@ -110,6 +111,8 @@ class Note:
 
     text: str
     neutralised: tuple[str, ...] = ()
+    omitted: tuple[str, ...] = ()
+    """Sentences of the error left out as steps for the developer (``omit_steps``)."""
 
 
 def _quoted_lines(label: str, text: str) -> str:
@@ -117,7 +120,9 @@ def _quoted_lines(label: str, text: str) -> str:
     return "\n".join([f"> {label}: {lines[0]}", *(f"> {line}" for line in lines[1:])])
 
 
-def compose_note(name: str | None, arguments: Any, error: str, guidance: str) -> Note:
+def compose_note(
+    name: str | None, arguments: Any, error: str, guidance: str, *, omit_steps: bool = False
+) -> Note:
     """The note of forms C2-C4, with the tool's text quoted and bounded.
 
     For benign text this is the studies' note, verbatim.  When the name, the
@@ -125,7 +130,20 @@ def compose_note(name: str | None, arguments: Any, error: str, guidance: str) ->
     framing or for a turn boundary, they are neutralised and quoted line by line
     behind ``> `` instead, under a header that says so; the guidance sentence
     stays the note's last paragraph, outside the quotation.
+
+    Args:
+        name: the tool's name.
+        arguments: the call's arguments.
+        error: the error text as the tool returned it.
+        guidance: the sentence the note ends with.
+        omit_steps: leave out sentences of ``error`` that ask for a step the
+            agent cannot take (:mod:`toolmend.actionable`), each run replaced
+            by a visible marker and listed in the note's ``omitted``.
     """
+    omitted: tuple[str, ...] = ()
+    if omit_steps:
+        filtered = omit_developer_steps(error)
+        error, omitted = filtered.text, filtered.omitted
     found: set[str] = set()
     shown_name = inert((name or "the tool")[:NAME_LIMIT], found).replace("\n", "\u240a")
     args = bounded(format_arguments(arguments), ARGS_LIMIT, ARGS_HEAD, ARGS_TAIL)
@@ -135,7 +153,8 @@ def compose_note(name: str | None, arguments: Any, error: str, guidance: str) ->
     if not reasons:
         return Note(
             f"Note from the tool runtime: the last attempt called {shown_name} with "
-            f"{args.text or NO_ARGUMENTS} and it failed with: {err.text}\n\n{safe_guidance}"
+            f"{args.text or NO_ARGUMENTS} and it failed with: {err.text}\n\n{safe_guidance}",
+            omitted=omitted,
         )
     return Note(
         f"Note from the tool runtime: the last attempt called {shown_name} and it failed. "
@@ -146,6 +165,7 @@ def compose_note(name: str | None, arguments: Any, error: str, guidance: str) ->
         f"{_quoted_lines('error', err.text)}"
         f"\n\n{safe_guidance}",
         reasons,
+        omitted,
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .attempts import AttemptRecord, Stop
 from .classify import Classification, classify_text
+from .context import add_context_options, context_from_options
 from .contracts.values import cap as cap_value
 from .detect import text_of
 from .effects import effect_from_mcp, effect_of
@@ -32,6 +33,7 @@ from .loop import Observation, stub_superseded_failures
 from .malformed import argument_errors, check_call, parse_arguments, unknown_tool
 from .model import Detection, Report, Source
 from .options import Delegating, Recovery, RecoveryOptions
+from .pileup import PILE_UP
 from .records import CallRecord
 from .retry import CallContext, RetryBudget
 from .runner import aexecute, execute
@@ -40,6 +42,7 @@ from .signature import ToolSignature, is_async
 
 __all__ = [
     "GUIDANCE",
+    "PILE_UP",
     "VERIFY_FIRST",
     "AttemptRecord",
     "CallContext",
@@ -61,6 +64,7 @@ __all__ = [
     "Source",
     "Stop",
     "ToolSignature",
+    "add_context_options",
     "aexecute",
     "argument_errors",
     "cap_error",
@@ -68,6 +72,7 @@ __all__ = [
     "check_call",
     "classify_text",
     "compose_note",
+    "context_from_options",
     "describe_exception",
     "effect_from_mcp",
     "effect_of",

@@ -14,7 +14,6 @@ one-line stub.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import logging
@@ -25,9 +24,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import telemetry
-from .detect import Verdict, classify_result, text_of
+from .codecs import CODECS
+from .context import STUB, collapse_plan, read_history
+from .detect import Verdict
 from .guidance import GUIDANCE, cap_error
 from .model import Kind
+from .pileup import Streaks, error_class, pile_up_advice
 
 if TYPE_CHECKING:
     from .failure import ToolFailure
@@ -54,8 +56,6 @@ ADVICE = (
     "The last {count} calls of {tool} failed: if the next one fails too, "
     "try another way or tell the user what failed."
 )
-STUB = "[Earlier failure of {tool}, resolved by a later successful call: {error}]"
-_STUB_ERROR = 160
 _BLOCKING = (Kind.FIXABLE, Kind.UNRECOVERABLE)
 LOOP_RULES = frozenset({"loop-repeat", "loop-budget"})
 """The rules of the failures the guard itself returns for a call it refused."""
@@ -107,8 +107,11 @@ class LoopGuard:
     failures, and a success resets the count, so a short outage never blocks for
     longer than it lasts.  ``forget_after`` (seconds) bounds the memory of a
     guard that outlives a run.  ``stub_superseded`` only records the choice for
-    adapters, which apply :func:`stub_superseded_failures` to the messages (it
-    changes the prompt prefix, hence off by default).
+    adapters: ``True`` turns collapsing on in the adapter's rewrite whatever
+    its :class:`toolmend.ContextPolicy` says.  ``pile_up_after`` (default 3)
+    consecutive failures of a tool with the same error class replace the advice
+    with :data:`toolmend.pileup.PILE_UP` (stop, or ask the user); ``None`` or 0
+    turns that off.
     """
 
     def __init__(
@@ -122,6 +125,7 @@ class LoopGuard:
         cool_down_calls: int = 3,
         forget_after: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        pile_up_after: int | None = 3,
     ) -> None:
         if max_consecutive_failures < 1:
             raise ValueError("max_consecutive_failures must be >= 1")
@@ -136,6 +140,8 @@ class LoopGuard:
         self.cool_down = cool_down
         self.cool_down_calls = cool_down_calls
         self.forget_after = forget_after
+        self.pile_up_after = pile_up_after
+        self._streaks = Streaks()
         self._clock = clock
         self._lock = threading.Lock()
         self._failed: dict[tuple[str, str], tuple[Kind, str, str | None, float]] = {}
@@ -156,6 +162,7 @@ class LoopGuard:
             "cool_down_calls": self.cool_down_calls,
             "forget_after": self.forget_after,
             "clock": self._clock,
+            "pile_up_after": self.pile_up_after,
         }
 
     def _forget_old(self, now: float) -> None:
@@ -168,6 +175,7 @@ class LoopGuard:
             self._last.pop(tool, None)
             self._consecutive.pop(tool, None)
             self._refused.pop(tool, None)
+            self._streaks.forget(tool)
 
     def consecutive_failures(self, tool: str) -> int:
         """Failures in a row of ``tool`` that this guard still remembers."""
@@ -175,17 +183,43 @@ class LoopGuard:
             self._forget_old(self._clock())
             return self._consecutive.get(tool, 0)
 
+    def piled_up(self, tool: str) -> str | None:
+        """The pile-up sentence when ``tool``'s last failures share one error class, if due."""
+        count = self.consecutive_failures(tool)
+        with self._lock:
+            streak = self._streaks.current(tool)
+        if streak is None or count < streak[1]:
+            return None
+        return pile_up_advice(tool, streak[1], streak[0], self.pile_up_after)
+
     def advice(self, tool: str) -> str | None:
-        """The advice a run of failures of ``tool`` calls for, if any."""
+        """The advice a run of failures of ``tool`` calls for, if any.
+
+        Failures that pile up (the same error class, ``pile_up_after`` times)
+        get the pile-up sentence; any other run of ``max_consecutive_failures``
+        gets :data:`ADVICE`.
+        """
+        piled = self.piled_up(tool)
+        if piled is not None:
+            return piled
         count = self.consecutive_failures(tool)
         if count < self.max_consecutive_failures:
             return None
         return ADVICE.format(tool=tool, count=count)
 
     def advised(self, failure: ToolFailure) -> ToolFailure:
-        """``failure`` with the run-of-failures advice appended to its guidance, when due."""
+        """``failure`` with the run-of-failures advice appended to its guidance, when due.
+
+        The pile-up sentence replaces the guidance instead: a kind's sentence
+        ("retrying is expected to succeed") no longer holds after it.
+        """
+        if failure.rule in LOOP_RULES:
+            return failure
+        piled = self.piled_up(failure.tool)
+        if piled is not None:
+            return dataclasses.replace(failure, guidance=piled)
         advice = self.advice(failure.tool)
-        if advice is None or failure.rule in LOOP_RULES:
+        if advice is None:
             return failure
         guidance = f"{failure.guidance} {advice}" if failure.guidance else advice
         return dataclasses.replace(failure, guidance=guidance)
@@ -284,8 +318,10 @@ class LoopGuard:
                 self._consecutive[tool] = 0
                 self._refused.pop(tool, None)
                 self._last.pop(tool, None)
+                self._streaks.succeeded(tool)
                 return
             self._consecutive[tool] = self._consecutive.get(tool, 0) + 1
+            self._streaks.failed(tool, error_class(kind, error or ""))
             self._refused.pop(tool, None)
             self._last[tool] = (now, kind)
             if kind in _BLOCKING:
@@ -326,10 +362,12 @@ class LoopGuard:
                 self._consecutive.clear()
                 self._last.clear()
                 self._refused.clear()
+                self._streaks.forget()
                 return
             self._consecutive.pop(tool, None)
             self._last.pop(tool, None)
             self._refused.pop(tool, None)
+            self._streaks.forget(tool)
             for key in [k for k in self._failed if k[0] == tool]:
                 del self._failed[key]
 
@@ -337,88 +375,6 @@ class LoopGuard:
 # -- stubbing superseded failures --------------------------------------------------
 
 Format = Literal["openai", "responses", "anthropic"]
-
-
-def _first_line(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= _STUB_ERROR else line[: _STUB_ERROR - 3] + "..."
-
-
-def _get(obj: Any, key: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(key)
-    return getattr(obj, key, None)
-
-
-_LANGCHAIN_ROLES = {"ai": "assistant", "tool": "tool"}
-
-
-def _openai_results(messages: Sequence[Any]) -> list[tuple[int, Any, str | None, Any, Any]]:
-    """(index, None, tool name, content, flags) for each tool result."""
-    names: dict[str, str] = {}
-    found: list[tuple[int, Any, str | None, Any, Any]] = []
-    for i, message in enumerate(messages):
-        role = _get(message, "role") or _LANGCHAIN_ROLES.get(str(_get(message, "type")))
-        if role == "assistant":
-            for call in _get(message, "tool_calls") or ():
-                function = _get(call, "function")
-                call_id = _get(call, "id")
-                name = _get(function, "name") if function is not None else _get(call, "name")
-                if isinstance(call_id, str) and isinstance(name, str):
-                    names[call_id] = name
-        elif role == "tool":
-            call_id = _get(message, "tool_call_id")
-            name = _get(message, "name") or names.get(str(call_id))
-            found.append((i, None, name, _get(message, "content"), call_id))
-    return found
-
-
-def _responses_results(items: Sequence[Any]) -> list[tuple[int, Any, str | None, Any, Any]]:
-    names: dict[str, str] = {}
-    found: list[tuple[int, Any, str | None, Any, Any]] = []
-    for i, item in enumerate(items):
-        kind = _get(item, "type")
-        if kind == "function_call":
-            call_id, name = _get(item, "call_id"), _get(item, "name")
-            if isinstance(call_id, str) and isinstance(name, str):
-                names[call_id] = name
-        elif kind == "function_call_output":
-            call_id = _get(item, "call_id")
-            found.append((i, None, names.get(str(call_id)), _get(item, "output"), call_id))
-    return found
-
-
-def _anthropic_results(messages: Sequence[Any]) -> list[tuple[int, Any, str | None, Any, Any]]:
-    names: dict[str, str] = {}
-    found: list[tuple[int, Any, str | None, Any, Any]] = []
-    for i, message in enumerate(messages):
-        content = _get(message, "content")
-        if not isinstance(content, list):
-            continue
-        for j, block in enumerate(content):
-            kind = _get(block, "type")
-            if kind == "tool_use":
-                call_id, name = _get(block, "id"), _get(block, "name")
-                if isinstance(call_id, str) and isinstance(name, str):
-                    names[call_id] = name
-            elif kind == "tool_result":
-                call_id = _get(block, "tool_use_id")
-                found.append((i, j, names.get(str(call_id)), _get(block, "content"), call_id))
-    return found
-
-
-_READERS = {
-    "openai": _openai_results,
-    "responses": _responses_results,
-    "anthropic": _anthropic_results,
-}
-
-
-def _is_error(messages: Sequence[Any], index: int, block: Any, fmt: str) -> bool | None:
-    if fmt == "anthropic":
-        return _get(_get(messages[index], "content")[block], "is_error") is True
-    status = _get(messages[index], "status")
-    return True if status == "error" else None
 
 
 def stub_superseded_failures(
@@ -434,53 +390,18 @@ def stub_superseded_failures(
     the rest are the same objects; anything unreadable is left as it is.
 
     Failures are those ``recorded`` (call id -> verdict) or detected by
-    :func:`toolmend.classify_result`.  The last result of each tool is never stubbed.
+    :func:`toolmend.classify_result`.  The last result of each tool is never
+    stubbed.  The same collapse (with runs of identical errors) is part of
+    :func:`toolmend.rewrite` through its ``context`` (:class:`toolmend.ContextPolicy`);
+    this function is the resolved-failures half alone, on the whole list.
     """
-    reader = _READERS.get(format)
-    if reader is None or not isinstance(messages, Sequence) or isinstance(messages, str):
+    codec = CODECS.get(format)
+    if codec is None or not isinstance(messages, Sequence) or isinstance(messages, str):
         return list(messages) if isinstance(messages, Sequence) else []
-    out = list(messages)
     try:
-        results = reader(messages)
+        seen = read_history(codec, messages, recorded=recorded)
+        resolved = STUB.split("{", 1)[0]
+        plan = {loc: text for loc, text in collapse_plan(seen).items() if text.startswith(resolved)}
+        return codec.replace(messages, plan) if plan else list(messages)
     except Exception:
-        return out
-    succeeded_later: set[str] = set()
-    stubs: list[tuple[int, Any, str]] = []
-    for index, block, name, content, call_id in reversed(results):
-        if not isinstance(name, str):
-            continue
-        verdict = recorded.get(call_id) if recorded and isinstance(call_id, str) else None
-        if verdict is None:
-            verdict = classify_result(content, is_error=_is_error(messages, index, block, format))
-        if not verdict.failed:
-            succeeded_later.add(name)
-        elif name in succeeded_later:
-            text = text_of(content) or ""
-            stubs.append((index, block, STUB.format(tool=name, error=_first_line(text))))
-    for index, block, stub in stubs:
-        out[index] = _replaced(out[index], block, stub, format)
-    return out
-
-
-def _replaced(message: Any, block: Any, stub: str, fmt: str) -> Any:
-    field = "output" if fmt == "responses" else "content"
-    if block is None:
-        if isinstance(message, Mapping):
-            return {**message, field: stub}
-        return _copy_with(message, field, stub)
-    content = list(_get(message, "content"))
-    original = content[block]
-    content[block] = {**original, "content": stub} if isinstance(original, Mapping) else original
-    if isinstance(message, Mapping):
-        return {**message, "content": content}
-    return _copy_with(message, "content", content)
-
-
-def _copy_with(message: Any, field: str, value: Any) -> Any:
-    """A copy of a message object (a pydantic model, e.g. LangChain's) with one field set."""
-    model_copy = getattr(message, "model_copy", None)
-    if callable(model_copy):
-        return model_copy(update={field: value})
-    new = copy.copy(message)
-    setattr(new, field, value)
-    return new
+        return list(messages)

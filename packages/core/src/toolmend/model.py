@@ -77,10 +77,14 @@ class Detection:
     """Why the tool text restated in the note had to be neutralised (empty: it did not)."""
     basis: str | None = field(default=None, compare=False)
     """The classification rule that read ``reason`` (``paper``, ``code:<system>``, ``http``...)."""
+    omitted: tuple[str, ...] = ()
+    """Sentences of the error that the note left out as steps for the developer."""
 
     def to_dict(self) -> dict[str, Any]:
         """This detection as JSON-ready data."""
         extra: dict[str, Any] = {"neutralised": list(self.neutralised)} if self.neutralised else {}
+        if self.omitted:
+            extra["omitted"] = list(self.omitted)
         return {
             "index": self.index,
             "tool_name": self.tool_name,
@@ -105,14 +109,18 @@ class Report:
     form: Form
     changed: bool
     skipped: tuple[str, ...] = field(default=())
+    collapsed: tuple[str, ...] = field(default=())
+    """Earlier results shown as a one-line stub: ``"<index>: <tool> resolved|repeated"``."""
 
     def to_dict(self) -> dict[str, Any]:
         """This report as JSON-ready data."""
+        extra: dict[str, Any] = {"collapsed": list(self.collapsed)} if self.collapsed else {}
         return {
             "detections": [d.to_dict() for d in self.detections],
             "form": self.form.value,
             "changed": self.changed,
             "skipped": list(self.skipped),
+            **extra,
         }
 
     def header(self) -> str:
@@ -121,4 +129,6 @@ class Report:
         failed = ",".join(parts) if parts else "none"
         quoted = sum(1 for d in self.detections if d.neutralised)
         tail = f"; neutralised={quoted}" if quoted else ""
+        if self.collapsed:
+            tail += f"; collapsed={len(self.collapsed)}"
         return f"failed={failed}; form={self.form.value}; changed={str(self.changed).lower()}{tail}"

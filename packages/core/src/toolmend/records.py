@@ -45,6 +45,7 @@ class CallRecord:
         violations: The outcome contract's violations of a successful result.
         receipt: The outcome-contract envelope body, when one was made.
         neutralised: Instruction-like phrases the note neutralised.
+        omitted: Sentences of the error the note left out as steps for the developer.
     """
 
     tool: str
@@ -67,6 +68,7 @@ class CallRecord:
     violations: tuple[Mapping[str, Any], ...] = ()
     receipt: Mapping[str, Any] | None = None
     neutralised: tuple[str, ...] = ()
+    omitted: tuple[str, ...] = ()
 
     @classmethod
     def of_failure(
@@ -80,6 +82,7 @@ class CallRecord:
         source: str,
         note: str | None = None,
         neutralised: tuple[str, ...] = (),
+        omitted: tuple[str, ...] = (),
         history: tuple[Mapping[str, Any], ...] | None = None,
     ) -> CallRecord:
         """The record of a failed call, with every decision taken from the core's failure.
@@ -94,6 +97,7 @@ class CallRecord:
             source: Where the failure was seen.
             note: The runtime note for the host, if one was composed.
             neutralised: What composing the note neutralised.
+            omitted: What the note left out as steps for the developer.
             history: The attempts as the adapter shows them (default: the core's).
 
         Returns:
@@ -113,6 +117,7 @@ class CallRecord:
             guidance=failure.guidance,
             note=note,
             neutralised=neutralised,
+            omitted=omitted,
             retry_after=failure.retry_after,
             outcome_unknown=failure.outcome_unknown,
             stop=failure.stop.value if failure.stop is not None else None,
@@ -123,8 +128,13 @@ class CallRecord:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as JSON-ready data, in a fixed key order (``neutralised`` only if any)."""
+        """The record as JSON-ready data, in a fixed key order.
+
+        ``neutralised`` and ``omitted`` appear only when not empty.
+        """
         extra: dict[str, Any] = {"neutralised": list(self.neutralised)} if self.neutralised else {}
+        if self.omitted:
+            extra["omitted"] = list(self.omitted)
         return {
             "tool": self.tool,
             "effect": self.effect,

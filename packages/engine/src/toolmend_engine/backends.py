@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from toolmend import Form
+from toolmend import ContextPolicy, Form
 
 from .inference import LocalModel, common_prefix
 from .layer import apply_layer, header_value
@@ -51,13 +51,31 @@ class Backend(Protocol):
 
     label: str
 
-    def turn(self, messages: list[Any], tools: Sequence[Any], form: Form, *, score: bool) -> Turn:
+    def turn(
+        self,
+        messages: list[Any],
+        tools: Sequence[Any],
+        form: Form,
+        *,
+        score: bool,
+        context: ContextPolicy | None = None,
+    ) -> Turn:
         """One decision step: the model's reply to ``messages`` in ``form``, scored if asked."""
 
     def recomputed(
         self, before: list[Any], messages: list[Any], tools: Sequence[Any], form: Form
     ) -> int | None:
         """Tokens of the prompt recomputed between two turns (``None``: not measurable)."""
+
+    def recomputed_since(
+        self,
+        previous: list[Any],
+        messages: list[Any],
+        tools: Sequence[Any],
+        form: Form,
+        context: ContextPolicy | None = None,
+    ) -> int | None:
+        """Prompt tokens recomputed since the previous request (``None``: not measurable)."""
 
 
 def log_odds(log_p_call: float, log_p_first: float) -> float | None:
@@ -78,13 +96,27 @@ class LocalBackend:
         self.max_tokens = max_tokens
         self._opening = model.tokenize(self.engine.template.call_opening)
 
-    def _prepare(self, messages: list[Any], tools: Sequence[Any], form: Form) -> Any:
+    def _prepare(
+        self,
+        messages: list[Any],
+        tools: Sequence[Any],
+        form: Form,
+        context: ContextPolicy | None = None,
+    ) -> Any:
         request = ChatRequest(messages=messages, tools=list(tools), tool_errors=form.value)
-        return self.engine.prepare_chat(request, EVAL_CLIENT)
+        return self.engine.prepare_chat(request, EVAL_CLIENT, context)
 
-    def turn(self, messages: list[Any], tools: Sequence[Any], form: Form, *, score: bool) -> Turn:
+    def turn(
+        self,
+        messages: list[Any],
+        tools: Sequence[Any],
+        form: Form,
+        *,
+        score: bool,
+        context: ContextPolicy | None = None,
+    ) -> Turn:
         """One decision step on the local model; see :meth:`Backend.turn`."""
-        prepared = self._prepare(messages, tools, form)
+        prepared = self._prepare(messages, tools, form, context)
         odds = None
         if score:
             with self.model.lock:
@@ -111,6 +143,22 @@ class LocalBackend:
             self.engine.template.render_parts(before, tools, add_generation_prompt=False),
         )
         tokens = self._prepare(messages, tools, form).tokens
+        return len(tokens) - common_prefix(cached, tokens)
+
+    def recomputed_since(
+        self,
+        previous: list[Any],
+        messages: list[Any],
+        tools: Sequence[Any],
+        form: Form,
+        context: ContextPolicy | None = None,
+    ) -> int | None:
+        """Prompt tokens after the longest prefix shared with the previous request's prompt.
+
+        Both prompts are as the engine rendered them (form and policy applied).
+        """
+        cached = self._prepare(previous, tools, form, context).tokens
+        tokens = self._prepare(messages, tools, form, context).tokens
         return len(tokens) - common_prefix(cached, tokens)
 
 
@@ -155,9 +203,17 @@ class RemoteBackend:
         with urllib.request.urlopen(request, timeout=self.timeout) as response:
             return json.loads(response.read())
 
-    def turn(self, messages: list[Any], tools: Sequence[Any], form: Form, *, score: bool) -> Turn:
+    def turn(
+        self,
+        messages: list[Any],
+        tools: Sequence[Any],
+        form: Form,
+        *,
+        score: bool,
+        context: ContextPolicy | None = None,
+    ) -> Turn:
         """One decision step through the server's Chat Completions API; see :meth:`Backend.turn`."""
-        rewrite = apply_layer(messages, form, format="openai", client=EVAL_CLIENT)
+        rewrite = apply_layer(messages, form, format="openai", client=EVAL_CLIENT, context=context)
         body: dict[str, Any] = {
             "model": self.model_name,
             "messages": rewrite.messages,
@@ -219,6 +275,17 @@ class RemoteBackend:
 
     def recomputed(
         self, before: list[Any], messages: list[Any], tools: Sequence[Any], form: Form
+    ) -> int | None:
+        """Not measurable through an HTTP API: always ``None``."""
+        return None
+
+    def recomputed_since(
+        self,
+        previous: list[Any],
+        messages: list[Any],
+        tools: Sequence[Any],
+        form: Form,
+        context: ContextPolicy | None = None,
     ) -> int | None:
         """Not measurable through an HTTP API: always ``None``."""
         return None

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from toolmend import Form, Kind
+from toolmend.integrations import add_context_options, context_from_options
 
 from .layer import FORM_CHOICES, header_value, parse_form
+from .scenarios import SITUATIONS, Situation
 
 __all__ = ["main"]
 
@@ -53,6 +55,19 @@ def _kinds(value: str) -> tuple[Kind, ...]:
             raise argparse.ArgumentTypeError("ambiguous errors have no correct action to score")
         kinds.append(kind)
     return tuple(kinds)
+
+
+def _situations(value: str) -> tuple[Situation, ...]:
+    if value.strip() == "none":
+        return ()
+    names = [v.strip() for v in value.split(",") if v.strip()]
+    by_name = {s.name: s for s in SITUATIONS}
+    unknown = [n for n in names if n not in by_name]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"situations are {', '.join(by_name)} or none; got {value!r}"
+        )
+    return tuple(by_name[n] for n in names)
 
 
 def _positive(value: str) -> int:
@@ -107,6 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--model-name", help="the id served by /v1/models (default: the file name)")
+    add_context_options(serve)
 
     proxy = sub.add_parser("proxy", help="the layer in front of another OpenAI-compatible server")
     proxy.add_argument("--upstream", required=True, help="base URL, e.g. http://gpu-node:8000/v1")
@@ -116,6 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     proxy.add_argument(
         "--timeout", type=float, default=600.0, help="seconds to wait for the upstream"
     )
+    add_context_options(proxy)
 
     ev = sub.add_parser("eval", help="score the delivery forms on synthetic failed calls")
     _model_options(ev)
@@ -133,6 +150,18 @@ def _parser() -> argparse.ArgumentParser:
         help=f"scenarios per tool, or 'all' ({DEFAULT_LIMIT})",
     )
     ev.add_argument("--turns", type=_positive, default=5, help="episode length in replies (5)")
+    ev.add_argument(
+        "--situations",
+        type=_situations,
+        default=SITUATIONS,
+        help="errors in context over several turns: resolved,repeated,devstep (all), or none",
+    )
+    ev.add_argument(
+        "--situation-limit",
+        type=_limit,
+        default=2,
+        help="scenarios per situation (the first tools'), or 'all' (2)",
+    )
     ev.add_argument("--max-tokens", type=_positive, default=64, help="tokens per reply (64)")
     ev.add_argument(
         "--scenarios", type=Path, help="another scenario file (default: the shipped one)"
@@ -174,7 +203,9 @@ def _serve(args: argparse.Namespace) -> int:
     from .service import ChatEngine
 
     model = _load_model(args)
-    engine = ChatEngine(model, form=args.tool_errors, name=args.model_name)
+    engine = ChatEngine(
+        model, form=args.tool_errors, name=args.model_name, context=context_from_options(args)
+    )
     server = make_server(engine, args.host, args.port)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: listening on {args.host}, reachable from other machines", file=sys.stderr)
@@ -204,6 +235,7 @@ def _proxy(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             timeout=args.timeout,
+            context=context_from_options(args),
         )
     except ValueError as exc:
         print(f"toolmend-engine proxy: {exc}", file=sys.stderr)
@@ -223,8 +255,8 @@ def _proxy(args: argparse.Namespace) -> int:
 
 def _eval(args: argparse.Namespace) -> int:
     from .backends import Backend, LocalBackend, RemoteBackend
-    from .evaluate import EvalPlan, run_eval, summarize
-    from .results import Progress, format_table, write_outputs
+    from .evaluate import EvalPlan, run_eval, run_situations, summarize, summarize_situations
+    from .results import Progress, format_situations, format_table, write_outputs
     from .scenarios import load_suite
 
     if args.base_url and not args.model_name:
@@ -234,7 +266,14 @@ def _eval(args: argparse.Namespace) -> int:
         print("toolmend-engine eval: give --model or --base-url, not both", file=sys.stderr)
         return 2
     suite = load_suite(args.scenarios)
-    plan = EvalPlan(forms=args.forms, kinds=args.kinds, limit=args.limit, turns=args.turns)
+    plan = EvalPlan(
+        forms=args.forms,
+        kinds=args.kinds,
+        limit=args.limit,
+        turns=args.turns,
+        situations=args.situations,
+        situation_limit=args.situation_limit,
+    )
     model = None
     backend: Backend
     if args.base_url:
@@ -244,21 +283,25 @@ def _eval(args: argparse.Namespace) -> int:
     else:
         model = _load_model(args)
         backend = LocalBackend(model, max_tokens=args.max_tokens)
-    cases = plan.cases(suite)
-    progress = Progress(len(cases), f"eval {backend.label}")
+    cases = len(plan.cases(suite)) + len(plan.situation_cases(suite))
+    progress = Progress(cases, f"eval {backend.label}")
     started = time.monotonic()
     try:
         rows = run_eval(backend, suite, plan, lambda _row: progress.step())
+        situations = run_situations(backend, suite, plan, lambda _row: progress.step())
     finally:
         if model is not None:
             model.close()
     summary = summarize(rows)
+    situation_summary = summarize_situations(situations)
     title = f"toolmend-engine eval: {backend.label}, {len(suite.select(args.limit))} scenarios"
-    written = write_outputs(args.out, rows, summary, title)
+    written = write_outputs(args.out, rows, summary, title, situations, situation_summary)
     print(format_table(summary))
+    if situation_summary:
+        print("\n" + format_situations(situation_summary))
     elapsed = time.monotonic() - started
     print(
-        f"\n{len(rows)} conversations in {elapsed:.0f}s; "
+        f"\n{len(rows) + len(situations)} conversations in {elapsed:.0f}s; "
         f"wrote {', '.join(str(p) for p in written)}",
         file=sys.stderr,
     )
@@ -267,7 +310,7 @@ def _eval(args: argparse.Namespace) -> int:
             "(no plot: install the eval extra, pip install 'toolmend-engine[eval]')",
             file=sys.stderr,
         )
-    errors = sum(1 for r in rows if "error" in r)
+    errors = sum(1 for r in [*rows, *situations] if "error" in r)
     if errors:
         print(
             f"{errors} conversations failed; see the error field in results.jsonl", file=sys.stderr

@@ -13,18 +13,22 @@ writes the same rows.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolmend import Form, Kind
+from toolmend import ContextPolicy, Form, Kind
 
 from .backends import Backend, RemoteError, Turn
 from .protocol import BadRequest
 from .scenarios import (
     KINDS,
+    SITUATIONS,
     Scenario,
+    Situation,
     Suite,
     ToolWorld,
     call_message,
@@ -32,6 +36,8 @@ from .scenarios import (
     decision_messages,
     normalize,
     same_arguments,
+    situation_error,
+    situation_messages,
 )
 
 __all__ = [
@@ -41,7 +47,9 @@ __all__ = [
     "form_label",
     "run_case",
     "run_eval",
+    "run_situation",
     "summarize",
+    "summarize_situations",
 ]
 
 CORRECT_ACTION: Mapping[Kind, str] = {
@@ -64,6 +72,26 @@ class EvalPlan:
     kinds: tuple[Kind, ...] = KINDS
     limit: int | None = None
     turns: int = 5
+    situations: tuple[Situation, ...] = SITUATIONS
+    situation_limit: int | None = 2
+    """Scenarios per situation (the first tools'); the situations' episodes have 2 replies."""
+    situation_turns: int = 2
+
+    def situation_cases(self, suite: Suite) -> list[tuple[Scenario, Situation, Form, bool]]:
+        """Per situation, scenario and form: without the feature, then with it.
+
+        Not for c0, where the layer is off.
+        """
+        chosen = suite.select(self.limit)
+        if self.situation_limit is not None:
+            chosen = chosen[: self.situation_limit]
+        return [
+            (scenario, situation, form, on)
+            for situation in self.situations
+            for scenario in chosen
+            for form in self.forms
+            for on in ((False,) if form is Form.OFF else (False, True))
+        ]
 
     def cases(self, suite: Suite) -> list[tuple[Scenario, Kind, Form]]:
         """Every (scenario, kind, form) of ``suite`` this plan runs, in order."""
@@ -215,6 +243,182 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "futile_calls": _mean(float(r.get("futile_calls", 0)) for r in items)
                 if kind == Kind.UNRECOVERABLE.value
                 else None,
+                "recomputed_tokens": statistics.median(recomputed) if recomputed else None,
+                "errors": sum(1 for r in items if "error" in r),
+            }
+        )
+    return out
+
+
+# -- situations: errors in context over several turns ---------------------------------
+
+
+def feature_policy(situation: Situation, on: bool) -> ContextPolicy:
+    """Every feature off but the situation's own, so each is measured alone.
+
+    Args:
+        situation: the situation whose feature is measured.
+        on: whether the feature is on.
+    """
+    off = ContextPolicy.off()
+    if not on:
+        return off
+    value: Any = True if situation.feature != "pile_up_after" else 3
+    return dataclasses.replace(off, **{situation.feature: value})
+
+
+def _situation_action(turn: Turn, scenario: Scenario, failed: Mapping[str, Any]) -> str:
+    if not turn.calls:
+        return "text" if turn.content.strip() else "empty"
+    for call in turn.calls:
+        if call.name == scenario.tool and same_arguments(call.arguments, failed):
+            return "repeat"
+    return "other_call"
+
+
+def _repeats(turn: Turn, scenario: Scenario, failed: Mapping[str, Any]) -> tuple[int, int, int]:
+    """(calls, exact repeats, canonical repeats) of the failed call in one reply.
+
+    Exact: the same tool and the very argument text the failed call sent; canonical:
+    the same arguments once key order, spacing and Unicode form are set aside.
+    """
+    exact_text = json.dumps(failed, ensure_ascii=False)
+    exact = canonical = 0
+    for call in turn.calls:
+        if call.name != scenario.tool:
+            continue
+        if json.dumps(call.arguments, ensure_ascii=False) == exact_text:
+            exact += 1
+        if same_arguments(call.arguments, failed):
+            canonical += 1
+    return len(turn.calls), exact, canonical
+
+
+def run_situation(
+    backend: Backend,
+    suite: Suite,
+    scenario: Scenario,
+    situation: Situation,
+    form: Form,
+    on: bool,
+    turns: int,
+) -> dict[str, Any]:
+    """One conversation of a situation, with or without its feature.  One row.
+
+    Args:
+        backend: where the replies come from.
+        suite: the scenarios and their tools.
+        scenario: the scenario the conversation is built from.
+        situation: the conversation's shape.
+        form: the delivery form.
+        on: whether the situation's feature is on.
+        turns: the episode's length in replies.
+    """
+    history, previous = situation_messages(suite, scenario, situation)
+    failed = scenario.failed_arguments(situation.kind)
+    policy = feature_policy(situation, on)
+    row: dict[str, Any] = {
+        "situation": situation.name,
+        "scenario": scenario.id,
+        "tool": scenario.tool,
+        "form": form_label(form),
+        "feature": situation.feature,
+        "on": on,
+    }
+    error = situation_error(suite, scenario, situation) if situation.failing else None
+    world = ToolWorld(suite, scenario, situation.kind, error)
+    try:
+        first = backend.turn(list(history), suite.tools, form, score=True, context=policy)
+        recomputed = backend.recomputed_since(
+            history[:previous], list(history), suite.tools, form, policy
+        )
+        action = _situation_action(first, scenario, failed)
+        calls, exact, canonical = _repeats(first, scenario, failed)
+        turn, n, conversation = first, 1, list(history)
+        while turn.calls and n < turns:
+            ids = [f"call_s{n}_{j}" for j in range(len(turn.calls))]
+            conversation.append(
+                call_message(
+                    [(i, c.name, c.arguments) for i, c in zip(ids, turn.calls, strict=True)],
+                    turn.content,
+                )
+            )
+            for i, c in zip(ids, turn.calls, strict=True):
+                answer = world.run(c.name, c.raw if c.raw is not None else c.arguments)
+                conversation.append({"role": "tool", "tool_call_id": i, "content": answer})
+            turn = backend.turn(conversation, suite.tools, form, score=False, context=policy)
+            n += 1
+            more = _repeats(turn, scenario, failed)
+            calls, exact, canonical = calls + more[0], exact + more[1], canonical + more[2]
+        row.update(
+            prompt_tokens=first.prompt_tokens,
+            recomputed_tokens=recomputed,
+            header=first.header,
+            reply=first.text,
+            action=action,
+            correct=action == situation.correct,
+            log_odds=None if first.log_odds is None else round(first.log_odds, 4),
+            turns=n,
+            calls=calls,
+            exact_repeats=exact,
+            canonical_repeats=canonical,
+        )
+    except (RemoteError, BadRequest) as exc:
+        row.update(error=str(exc), correct=False, log_odds=None)
+    return row
+
+
+def run_situations(
+    backend: Backend,
+    suite: Suite,
+    plan: EvalPlan,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Every situation case of ``plan``, in order; ``on_row`` is called after each."""
+    rows = []
+    for scenario, situation, form, on in plan.situation_cases(suite):
+        row = run_situation(backend, suite, scenario, situation, form, on, plan.situation_turns)
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
+    return rows
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def summarize_situations(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One record per situation, form and feature setting, in the order they first appear.
+
+    Args:
+        rows: the rows of :func:`run_situation`.
+    """
+    groups: dict[tuple[str, str, bool], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["situation"], row["form"], row["on"]), []).append(row)
+    out = []
+    for (situation, form, on), items in groups.items():
+        odds = [r["log_odds"] for r in items if r.get("log_odds") is not None]
+        recomputed = [
+            r["recomputed_tokens"] for r in items if r.get("recomputed_tokens") is not None
+        ]
+        calls = sum(int(r.get("calls", 0)) for r in items)
+        out.append(
+            {
+                "situation": situation,
+                "form": form,
+                "feature": "-" if form == "c0" else ("on" if on else "off"),
+                "n": len(items),
+                "correct": _mean(1.0 if r.get("correct") else 0.0 for r in items),
+                "log_odds": _mean(odds),
+                "calls": calls,
+                "exact_repeat_rate": _rate(
+                    sum(int(r.get("exact_repeats", 0)) for r in items), calls
+                ),
+                "canonical_repeat_rate": _rate(
+                    sum(int(r.get("canonical_repeats", 0)) for r in items), calls
+                ),
                 "recomputed_tokens": statistics.median(recomputed) if recomputed else None,
                 "errors": sum(1 for r in items if "error" in r),
             }

@@ -6,15 +6,16 @@ server option, else it is ``off``.  The report goes to the response header
 ``X-Tool-Errors`` in the core's one-line form (``Report.header()``):
 
     failed=<index>:<tool>:<kind>:<rule>[/<basis>][,...]; form=<form>; changed=<true|false>
-    [; neutralised=<n>]
+    [; neutralised=<n>][; collapsed=<n>]
 
 ``rule`` is the detection rule (``generic``, ``is_error``, an agent's rule) and
 ``basis`` the classification rule that chose the kind (``paper``, ``http``,
 ``code.slack``, ``envelope/code.slack``, ``user.quota``...; ``:`` becomes ``.``);
-``failed=none`` when nothing failed.  The value is printable ASCII on one line
-and at most ``HEADER_LIMIT`` characters: tool names are reduced to
-``[A-Za-z0-9_.-]`` and, when there are too many failures to fit, the last ones
-are replaced by ``+N more``.
+``failed=none`` when nothing failed; ``collapsed`` counts earlier failed results
+shown as a one-line stub (the server's :class:`toolmend.ContextPolicy`).  The
+value is printable ASCII on one line and at most ``HEADER_LIMIT`` characters:
+tool names are reduced to ``[A-Za-z0-9_.-]`` and, when there are too many
+failures to fit, the last ones are replaced by ``+N more``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import re
 from typing import Any
 
 import toolmend
-from toolmend import Form
+from toolmend import ContextPolicy, Form
 from toolmend.integrations import Report, Rewrite
 
 __all__ = [
@@ -65,9 +66,20 @@ def choose_form(requested: object, server: Form | None) -> Form:
     return server if server is not None else Form.OFF
 
 
-def apply_layer(messages: Any, form: Form, *, format: str, client: str | None) -> Rewrite:
-    """Detect (always) and rewrite (when ``form`` is not off) the decision step."""
-    result = toolmend.rewrite(messages, form, format=format, client=client)
+def apply_layer(
+    messages: Any,
+    form: Form,
+    *,
+    format: str,
+    client: str | None,
+    context: ContextPolicy | None = None,
+) -> Rewrite:
+    """Detect (always) and rewrite (when ``form`` is not off) the decision step.
+
+    ``context`` is the core's policy for errors in context (collapse once
+    resolved, the pile-up note, the developer-step filter); default ``ContextPolicy()``.
+    """
+    result = toolmend.rewrite(messages, form, format=format, client=client, context=context)
     if result.report.detections or result.report.skipped:
         log.info("toolmend-engine: %s", header_value(result.report))
     return result

@@ -27,7 +27,7 @@ import threading
 from http.client import HTTPConnection, HTTPException, HTTPResponse, HTTPSConnection
 from urllib.parse import urlsplit
 
-from toolmend import Form, telemetry
+from toolmend import ContextPolicy, Form, telemetry
 
 from .httpbase import MAX_DEPTH, BodyError, JsonHandler, Server, check_json
 from .layer import HEADER, apply_layer, choose_form, header_value
@@ -165,10 +165,16 @@ class ProxyServer(Server):
     """The HTTP proxy: requests go upstream with the delivery form applied to them."""
 
     def __init__(
-        self, address: tuple[str, int], upstream: str, form: Form | None, timeout: float
+        self,
+        address: tuple[str, int],
+        upstream: str,
+        form: Form | None,
+        timeout: float,
+        context: ContextPolicy | None = None,
     ) -> None:
         self.upstream = Upstream(upstream, timeout)
         self.form = form
+        self.context = context
         self.timeout = timeout
         super().__init__(address, ProxyHandler)
 
@@ -185,9 +191,13 @@ def make_proxy(
     host: str = "127.0.0.1",
     port: int = 8081,
     timeout: float = 600.0,
+    context: ContextPolicy | None = None,
 ) -> ProxyServer:
-    """A proxy to ``upstream`` (its base URL, with or without ``/v1``)."""
-    return ProxyServer((host, port), upstream, form, timeout)
+    """A proxy to ``upstream`` (its base URL, with or without ``/v1``).
+
+    ``context`` is the core's policy for errors in context (default ``ContextPolicy()``).
+    """
+    return ProxyServer((host, port), upstream, form, timeout, context)
 
 
 class ProxyHandler(JsonHandler):
@@ -238,7 +248,13 @@ class ProxyHandler(JsonHandler):
         conversation = body.get(_CONVERSATION[fmt])
         if fmt == "responses" and isinstance(conversation, str):
             conversation = []  # one user message: nothing can have failed
-        rewrite = apply_layer(conversation, form, format=fmt, client=self.headers.get("User-Agent"))
+        rewrite = apply_layer(
+            conversation,
+            form,
+            format=fmt,
+            client=self.headers.get("User-Agent"),
+            context=self.server.context,
+        )
         headers = [(HEADER, header_value(rewrite.report))]
         if not rewrite.report.changed and not had_field:
             return data, headers

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["Progress", "format_table", "write_outputs", "write_plot"]
+__all__ = ["Progress", "format_situations", "format_table", "write_outputs", "write_plot"]
 
 _COLUMNS = (
     ("form", "form", "{}"),
@@ -28,20 +28,47 @@ _COLUMNS = (
 )
 
 
+_SITUATION_COLUMNS = (
+    ("situation", "situation", "{}"),
+    ("form", "form", "{}"),
+    ("feature", "feature", "{}"),
+    ("n", "n", "{}"),
+    ("correct", "correct", "{:.2f}"),
+    ("log_odds", "log-odds", "{:+.2f}"),
+    ("calls", "calls", "{}"),
+    ("exact_repeat_rate", "exact-rep", "{:.2f}"),
+    ("canonical_repeat_rate", "canon-rep", "{:.2f}"),
+    ("recomputed_tokens", "recomputed", "{:g}"),
+)
+
+
 def format_table(summary: Sequence[Mapping[str, Any]]) -> str:
     """Form × kind: correct action, log-odds, completion, futile calls, recomputed tokens."""
-    cells = [[title for _, title, _ in _COLUMNS]]
+    return _table(summary, _COLUMNS, 2)
+
+
+def format_situations(summary: Sequence[Mapping[str, Any]]) -> str:
+    """Situation × form × feature: next action, log-odds, repeat rates, recomputed tokens."""
+    return _table(summary, _SITUATION_COLUMNS, 3)
+
+
+def _table(
+    summary: Sequence[Mapping[str, Any]],
+    columns: Sequence[tuple[str, str, str]],
+    left: int,
+) -> str:
+    cells = [[title for _, title, _ in columns]]
     for record in summary:
         row = []
-        for key, _, fmt in _COLUMNS:
+        for key, _, fmt in columns:
             value = record.get(key)
             row.append("-" if value is None else fmt.format(value))
         cells.append(row)
-    widths = [max(len(r[i]) for r in cells) for i in range(len(_COLUMNS))]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
     lines = []
     for j, row in enumerate(cells):
         text = "  ".join(
-            c.ljust(w) if i < 2 else c.rjust(w)
+            c.ljust(w) if i < left else c.rjust(w)
             for i, (c, w) in enumerate(zip(row, widths, strict=True))
         )
         lines.append(text.rstrip())
@@ -87,9 +114,18 @@ def write_plot(summary: Sequence[Mapping[str, Any]], path: Path, title: str) -> 
 
 
 def write_outputs(
-    out: Path, rows: Sequence[Mapping[str, Any]], summary: Sequence[Mapping[str, Any]], title: str
+    out: Path,
+    rows: Sequence[Mapping[str, Any]],
+    summary: Sequence[Mapping[str, Any]],
+    title: str,
+    situations: Sequence[Mapping[str, Any]] = (),
+    situation_summary: Sequence[Mapping[str, Any]] = (),
 ) -> list[Path]:
-    """Write the evaluation's rows and summary under ``out``; returns the files written."""
+    """Write the evaluation's rows and summary under ``out``; returns the files written.
+
+    results.jsonl, summary.json, table.txt and plot.png; with situations, also
+    situations.jsonl and situations.json, and their table after the first in table.txt.
+    """
     out.mkdir(parents=True, exist_ok=True)
     written = []
     results = out / "results.jsonl"
@@ -100,8 +136,20 @@ def write_outputs(
     summary_path = out / "summary.json"
     summary_path.write_text(json.dumps(list(summary), indent=1) + "\n", encoding="utf-8")
     written.append(summary_path)
+    if situations:
+        path = out / "situations.jsonl"
+        with path.open("w", encoding="utf-8", newline="\n") as f:
+            for row in situations:
+                f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+        written.append(path)
+        path = out / "situations.json"
+        path.write_text(json.dumps(list(situation_summary), indent=1) + "\n", encoding="utf-8")
+        written.append(path)
     table = out / "table.txt"
-    table.write_text(format_table(summary) + "\n", encoding="utf-8")
+    text = format_table(summary)
+    if situation_summary:
+        text += "\n\n" + format_situations(situation_summary)
+    table.write_text(text + "\n", encoding="utf-8")
     written.append(table)
     plot = out / "plot.png"
     if write_plot(summary, plot, title):

@@ -24,7 +24,9 @@ from toolmend.integrations import check_call
 
 __all__ = [
     "KINDS",
+    "SITUATIONS",
     "Scenario",
+    "Situation",
     "Suite",
     "ToolWorld",
     "call_message",
@@ -33,6 +35,7 @@ __all__ = [
     "load_suite",
     "normalize",
     "same_arguments",
+    "situation_messages",
 ]
 
 KINDS: tuple[Kind, ...] = (Kind.TRANSIENT, Kind.FIXABLE, Kind.UNRECOVERABLE)
@@ -208,6 +211,8 @@ class ToolWorld:
     suite: Suite
     scenario: Scenario
     kind: Kind
+    error: str | None = None
+    """When set, every call of the scenario's tool fails with this text (an outage)."""
 
     def run(self, name: str, arguments: Mapping[str, Any] | str) -> str:
         """The tool's answer to one call of the scenario.
@@ -222,6 +227,8 @@ class ToolWorld:
         arguments = check.arguments
         if name != s.tool:
             return NOT_FOUND
+        if self.error is not None:
+            return self.error
         if self.kind is Kind.UNRECOVERABLE:
             return self.suite.error_text(s, self.kind)
         if same_arguments(arguments, s.arguments):
@@ -240,3 +247,107 @@ def call_message(
         "content": content or None,
         "tool_calls": [_call(i, n, a) for i, n, a in calls],
     }
+
+
+# -- situations: errors in context over several turns ---------------------------------
+
+DEVSTEP_ERROR = (
+    "Error: 401 Unauthorized: the access token for the {service} has expired. "
+    "Run `gcloud auth login` to obtain new credentials, then retry the request."
+)
+"""Expired credentials with a step only the developer can take (Xu, Sep 2026)."""
+
+TRACE = (
+    "\nTraceback (most recent call last):\n"
+    '  File "/srv/tools/{tool}.py", line 88, in handle\n'
+    "    return client.lookup(**arguments)\n"
+    '  File "/srv/tools/client.py", line 41, in lookup\n'
+    "    raise ToolInputError(message)\n"
+    "ToolInputError: {argument} was rejected"
+)
+"""What a tool wrapper appends to the resolved failure: the trace a stub leaves out."""
+
+
+@dataclass(frozen=True, slots=True)
+class Situation:
+    """A conversation shape that tests one practice of keeping errors in context.
+
+    ``feature`` is the :class:`toolmend.ContextPolicy` field it measures; ``kind``
+    the kind of the error in it; ``correct`` the right next action; ``failing``
+    whether the tool keeps failing in the episode (else it answers when called right).
+    """
+
+    name: str
+    feature: str
+    kind: Kind
+    correct: str
+    failing: bool
+
+
+SITUATIONS: tuple[Situation, ...] = (
+    Situation("resolved", "collapse_resolved", Kind.FIXABLE, "text", False),
+    Situation("repeated", "pile_up_after", Kind.TRANSIENT, "text", True),
+    Situation("devstep", "filter_steps", Kind.UNRECOVERABLE, "text", True),
+)
+"""- ``resolved``: a fixable error (with the tool's trace), then the corrected call
+  succeeded; the answer is due.
+- ``repeated``: the same call failed three times with the same temporary error (an
+  outage that does not end); the runtime should stop and tell the user.
+- ``devstep``: expired credentials whose error says to run ``gcloud auth login``;
+  the agent cannot, so it should tell the user."""
+
+REPEATS = 3
+
+
+def situation_error(suite: Suite, scenario: Scenario, situation: Situation) -> str:
+    """The error text the situation's failed calls return.
+
+    Args:
+        suite: the scenarios and their error templates.
+        scenario: the scenario whose tool failed.
+        situation: the conversation's shape.
+    """
+    if situation.name == "devstep":
+        return DEVSTEP_ERROR.format(service=suite.services[scenario.tool])
+    error = suite.error_text(scenario, situation.kind)
+    if situation.name == "resolved":
+        error += TRACE.format(tool=scenario.tool, argument=scenario.fix_argument)
+    return error
+
+
+def situation_messages(
+    suite: Suite, scenario: Scenario, situation: Situation
+) -> tuple[list[dict[str, Any]], int]:
+    """The conversation at the decision step, and the length of the previous request.
+
+    The conversation is as the client sends it; the previous request is the one
+    that produced the last assistant turn.
+
+    Args:
+        suite: the scenarios and their error templates.
+        scenario: the scenario the conversation is built from.
+        situation: the conversation's shape.
+    """
+    failed = scenario.failed_arguments(situation.kind)
+    error = situation_error(suite, scenario, situation)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": scenario.request}]
+    if situation.name == "resolved":
+        messages += [
+            call_message([(FIRST_CALL_ID, scenario.tool, failed)], ""),
+            {"role": "tool", "tool_call_id": FIRST_CALL_ID, "content": error},
+            call_message([("call_2", scenario.tool, scenario.arguments)], ""),
+            {
+                "role": "tool",
+                "tool_call_id": "call_2",
+                "content": json.dumps(scenario.result, ensure_ascii=False),
+            },
+        ]
+        return messages, 3
+    count = REPEATS if situation.name == "repeated" else 1
+    for n in range(1, count + 1):
+        call_id = f"call_{n}"
+        messages += [
+            call_message([(call_id, scenario.tool, failed)], ""),
+            {"role": "tool", "tool_call_id": call_id, "content": error},
+        ]
+    return messages, len(messages) - 2

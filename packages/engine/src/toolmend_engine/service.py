@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from toolmend import Form
+from toolmend import ContextPolicy, Form
 from toolmend.integrations import Report
 
 from .constraints import ConstraintError, Decoding, grammar_for
@@ -249,9 +249,17 @@ def _reported(report: Report) -> Iterator[None]:
 class ChatEngine:
     """A model, its chat template and the server's default form."""
 
-    def __init__(self, model: ModelLike, *, form: Form | None = None, name: str | None = None):
+    def __init__(
+        self,
+        model: ModelLike,
+        *,
+        form: Form | None = None,
+        name: str | None = None,
+        context: ContextPolicy | None = None,
+    ):
         self.model = model
         self.form = form
+        self.context = context
         self.name = name or model.name
         self.template = ChatTemplate.for_model(model.chat_template, model.bos_text, model.eos_text)
 
@@ -291,27 +299,49 @@ class ChatEngine:
             prompt, tokens, report, rendered, _tool_names(tools), grammar, decoding.calls
         )
 
-    def prepare_chat(self, request: ChatRequest, client: str | None = None) -> Prepared:
+    def prepare_chat(
+        self, request: ChatRequest, client: str | None = None, context: ContextPolicy | None = None
+    ) -> Prepared:
         """A Chat Completions request prepared: the form applied, the prompt rendered."""
         form = choose_form(request.tool_errors, self.form)
-        rewrite = apply_layer(request.messages, form, format="openai", client=client)
+        rewrite = apply_layer(
+            request.messages, form, format="openai", client=client, context=context or self.context
+        )
         with _reported(rewrite.report):
             return self._finish(
                 list(rewrite.messages), request.tools, rewrite.report, request.decoding
             )
 
-    def prepare_anthropic(self, request: AnthropicRequest, client: str | None = None) -> Prepared:
+    def prepare_anthropic(
+        self,
+        request: AnthropicRequest,
+        client: str | None = None,
+        context: ContextPolicy | None = None,
+    ) -> Prepared:
         """An Anthropic Messages request prepared: the form applied, the prompt rendered."""
         form = choose_form(request.tool_errors, self.form)
-        rewrite = apply_layer(request.messages, form, format="anthropic", client=client)
+        rewrite = apply_layer(
+            request.messages,
+            form,
+            format="anthropic",
+            client=client,
+            context=context or self.context,
+        )
         with _reported(rewrite.report):
             rendered = anthropic_to_chat(list(rewrite.messages), request.system)
             return self._finish(rendered, request.tools, rewrite.report)
 
-    def prepare_responses(self, request: ResponsesRequest, client: str | None = None) -> Prepared:
+    def prepare_responses(
+        self,
+        request: ResponsesRequest,
+        client: str | None = None,
+        context: ContextPolicy | None = None,
+    ) -> Prepared:
         """A Responses request prepared: the form applied, the prompt rendered."""
         form = choose_form(request.tool_errors, self.form)
-        rewrite = apply_layer(request.items, form, format="responses", client=client)
+        rewrite = apply_layer(
+            request.items, form, format="responses", client=client, context=context or self.context
+        )
         with _reported(rewrite.report):
             rendered = responses_to_chat(list(rewrite.messages), request.instructions)
             return self._finish(

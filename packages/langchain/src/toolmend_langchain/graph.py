@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
 
-from toolmend import Effect, Form, RetryPolicy
+from toolmend import ContextPolicy, Effect, Form, RetryPolicy
 from toolmend.contracts import Contracts
 
 from .model_side import rewrite_messages
@@ -86,6 +86,7 @@ def pre_model_hook(
     *,
     client: str | None = None,
     messages_key: str = "messages",
+    context: ContextPolicy | None = None,
 ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     """A hook that returns ``{"llm_input_messages": ...}`` with the form applied.
 
@@ -93,6 +94,7 @@ def pre_model_hook(
         form: The delivery form.
         client: The User-Agent that selects agent rules.
         messages_key: The state key that holds the messages.
+        context: The core's :class:`toolmend.ContextPolicy` for errors in context.
 
     Returns:
         The hook.
@@ -105,6 +107,7 @@ def pre_model_hook(
             messages = getattr(state, messages_key, None)
         if not isinstance(messages, list):
             return {"llm_input_messages": []}
-        return {"llm_input_messages": rewrite_messages(messages, form, client=client).messages}
+        rewritten = rewrite_messages(messages, form, client=client, context=context)
+        return {"llm_input_messages": rewritten.messages}
 
     return hook

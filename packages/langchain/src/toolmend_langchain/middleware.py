@@ -27,7 +27,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from toolmend import Effect, Form, RetryPolicy
+from toolmend import ContextPolicy, Effect, Form, RetryPolicy
 from toolmend.contracts import Contracts
 
 from .durable import store_for
@@ -87,6 +87,9 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             stable across resumes, verify-on-resume, and retry budgets shared by
             every worker on it (see "Running on many workers" in the README).
             ``None``: calls live in this process only.
+        context: A :class:`toolmend.ContextPolicy` that says what the model's
+            request does with errors in context: collapse them once resolved, the
+            pile-up note, the developer-step filter (default ``ContextPolicy()``).
 
     Raises:
         ValueError: ``form`` names no delivery form.
@@ -106,8 +109,10 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         idempotency_keys: Mapping[str, str] | None = None,
         malformed_calls: bool = True,
         durable: Any = None,
+        context: ContextPolicy | None = None,
     ) -> None:
         super().__init__()
+        self.context = context
         self.tools = []
         self.form = Form.parse(form)
         self.client = client
@@ -133,11 +138,12 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             self.form,
             client=self.client,
             stub_superseded=self._stub_superseded,
+            context=self.context,
         )
 
     def _request_for(self, request: ModelRequest[Any], rewritten: Rewritten) -> ModelRequest[Any]:
         """The request itself unless the model must see other messages."""
-        if rewritten.changed or self._stub_superseded:
+        if rewritten.changed:
             return request.override(messages=rewritten.messages)
         return request
 

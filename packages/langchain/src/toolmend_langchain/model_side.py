@@ -17,8 +17,8 @@ from langchain.agents.middleware.types import ModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
 
 import toolmend
-from toolmend import Form, Verdict
-from toolmend.integrations import Report, pending_verdict, stub_superseded_failures
+from toolmend import ContextPolicy, Form, Verdict
+from toolmend.integrations import Report, pending_verdict
 
 from .convert import from_openai, to_openai
 from .records import record_of, verdict_from_record, with_record
@@ -86,34 +86,39 @@ def rewrite_messages(
     *,
     client: str | None = None,
     stub_superseded: bool = False,
+    context: ContextPolicy | None = None,
 ) -> Rewritten:
     """Apply ``form`` to LangChain ``messages``, for a custom model node or ``pre_model_hook``.
 
     Recorded kinds on the tool results come first, text detection otherwise.
-    Untouched messages come back as the same objects; never raises.
+    ``context`` is the core's :class:`toolmend.ContextPolicy` (collapse once
+    resolved, the pile-up note, the developer-step filter); ``stub_superseded``
+    turns collapsing on whatever it says.  Untouched messages come back as the
+    same objects, edited ones as copies; never raises.
 
     Args:
         messages: The messages of the request.
         form: The delivery form.
         client: The User-Agent that selects agent rules.
-        stub_superseded: Replace failed results that a later success of the same
-            tool superseded with a one-line stub.
+        stub_superseded: Collapse failed results that a later success of the same
+            tool superseded, whatever ``context`` says.
+        context: What happens to errors in context beyond the decision step.
 
     Returns:
         The messages to send and the core's report.
     """
     originals = list(messages)
+    policy = context if context is not None else ContextPolicy()
+    if stub_superseded and not policy.collapse_resolved:
+        policy = dataclasses.replace(policy, collapse_resolved=True)
     try:
-        if stub_superseded:
-            recorded_all = recorded_verdicts(originals, form=form, whole=True)
-            originals = list(stub_superseded_failures(originals, recorded=recorded_all))
         converted = to_openai(originals)
+        recorded = {
+            **recorded_verdicts(originals, form=Form.C3, whole=True),
+            **recorded_verdicts(originals, form=form),
+        }
         result = toolmend.rewrite(
-            converted,
-            form,
-            format="openai",
-            client=client,
-            recorded=recorded_verdicts(originals, form=form),
+            converted, form, format="openai", client=client, recorded=recorded, context=policy
         )
         new = (
             originals

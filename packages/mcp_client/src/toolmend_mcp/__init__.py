@@ -10,8 +10,15 @@ checked against its outcome contract:
         result.meta["toolmend"]      # kind, attempts, guidance, receipt, ...
 """
 
-from .messages import tool_message
+from .messages import model_messages, tool_message
 from .results import META_KEY, findings_of, verdict_of
 from .session import RecoveringSession
 
-__all__ = ["META_KEY", "RecoveringSession", "findings_of", "tool_message", "verdict_of"]
+__all__ = [
+    "META_KEY",
+    "RecoveringSession",
+    "findings_of",
+    "model_messages",
+    "tool_message",
+    "verdict_of",
+]

@@ -9,6 +9,7 @@ verdicts.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from mcp.types import (
@@ -20,9 +21,14 @@ from mcp.types import (
     TextContent,
 )
 
-from ._compat import is_error, mime_type, structured_content
+import toolmend
+from toolmend import ContextPolicy, Form, Verdict
+from toolmend.integrations import Rewrite
 
-__all__ = ["tool_message"]
+from ._compat import is_error, mime_type, structured_content
+from .results import verdict_of
+
+__all__ = ["model_messages", "tool_message"]
 
 Format = Literal["openai", "anthropic", "responses"]
 
@@ -112,3 +118,38 @@ def tool_message(
         message["name"] = name
     message["is_error"] = is_error(result)
     return message
+
+
+def model_messages(
+    messages: Any,
+    results: Mapping[str, CallToolResult] | None = None,
+    *,
+    format: Format = "openai",
+    form: Form | str = Form.C3,
+    context: ContextPolicy | None = None,
+    client: str | None = None,
+) -> Rewrite:
+    """The messages to send the model: the core's rewrite with the session's verdicts.
+
+    For a host that runs its own loop: build the conversation with
+    :func:`tool_message`, then send ``model_messages(...).messages``.  Keep your
+    own list as it is: only the request changes (earlier failures collapsed
+    once resolved, the pile-up note, the developer-step filter, per
+    ``context``), and the report says what was done.
+
+    Args:
+        messages: the conversation in ``format``.
+        results: call id -> the session's result, whose findings come first.
+        format: ``openai``, ``anthropic`` or ``responses``.
+        form: the delivery form at the decision step.
+        context: the core's policy for errors in context.
+        client: the User-Agent that selects agent rules.
+    """
+    recorded: dict[str, Verdict] = {}
+    for call_id, result in (results or {}).items():
+        verdict = verdict_of(result)
+        if verdict is not None:
+            recorded[call_id] = verdict
+    return toolmend.rewrite(
+        messages, form, format=format, client=client, recorded=recorded, context=context
+    )

@@ -22,7 +22,14 @@ from mcp import ClientSession
 from mcp.types import CallToolResult, Tool, ToolListChangedNotification
 from pydantic import ValidationError
 
-from toolmend import Form, LoopGuard, ToolFailure, classify_result, telemetry
+from toolmend import (
+    ContextPolicy,
+    Form,
+    LoopGuard,
+    ToolFailure,
+    classify_result,
+    telemetry,
+)
 from toolmend.contracts import Code, Contracts, Violation, receipt, review
 from toolmend.integrations import (
     AttemptRecord,
@@ -117,6 +124,10 @@ class RecoveringSession(Delegating):
       or with arguments that break the tool's ``inputSchema``, is not sent; it
       comes back as a fixable error result that names the listed tools or the
       argument to change.  ``False`` sends every call as given.
+    - ``context`` (:class:`toolmend.ContextPolicy`): the note in the findings
+      leaves out the error's steps for the developer unless it says otherwise
+      (``filter_steps=False``, or the tool in ``agent_steps``); hand the same
+      policy to :func:`toolmend_mcp.model_messages` for the model's request.
 
     Args:
         session_or_client: The connected ``mcp.Client`` or ``ClientSession``.
@@ -124,6 +135,7 @@ class RecoveringSession(Delegating):
         raise_protocol_errors: Re-raise an ``MCPError``, as above.
         read_timeout: Seconds, as above.
         malformed_calls: Refuse malformed calls before sending, as above.
+        context: The errors-in-context policy, as above.
         **options: ``effects``, ``trust_annotations``, ``retry``, ``form`` and
             ``contracts``, as above (:class:`toolmend.integrations.RecoveryOptions`).
     """
@@ -138,10 +150,12 @@ class RecoveringSession(Delegating):
         raise_protocol_errors: bool = False,
         read_timeout: float | None = 30.0,
         malformed_calls: bool = True,
+        context: ContextPolicy | None = None,
         **options: Unpack[RecoveryOptions],
     ) -> None:
         self.recovery = Recovery.of(**options)
         self.wrapped = session_or_client
+        self.context = context if context is not None else ContextPolicy()
         self.read_timeout = read_timeout
         self.loop = loop if loop is not None else LoopGuard(forget_after=SESSION_MEMORY)
         self.raise_protocol_errors = raise_protocol_errors
@@ -323,7 +337,8 @@ class RecoveringSession(Delegating):
         self.loop.after(name, dict(arguments or {}), failure, error=text)
         failure = self.loop.advised(failure)
         guidance = failure.guidance
-        note = compose_note(name, arguments, text, guidance) if guidance else None
+        omit = self.recovery.form is not Form.C1 and self.context.filters(name)
+        note = compose_note(name, arguments, text, guidance, omit_steps=omit) if guidance else None
         telemetry.record(
             replace(failure, rule=rule),
             effect=info.effect,
@@ -342,6 +357,7 @@ class RecoveringSession(Delegating):
             source=source.value,
             note=note.text if note else None,
             neutralised=note.neutralised if note else (),
+            omitted=note.omitted if note else (),
             history=_failed_history(failure.history),
         )
         log.info(

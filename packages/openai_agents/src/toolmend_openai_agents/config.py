@@ -6,7 +6,7 @@ from typing import Any
 
 from agents import RunConfig
 
-from toolmend import Effect, Form
+from toolmend import ContextPolicy, Effect, Form
 from toolmend.contracts import Contracts
 
 from .failure import tool_error_formatter
@@ -21,6 +21,7 @@ def run_config(
     effect: Effect | str = Effect.UNKNOWN,
     contracts: Contracts | None = None,
     malformed_calls: bool = True,
+    context: ContextPolicy | None = None,
     **kwargs: Any,
 ) -> RunConfig:
     """A ``RunConfig`` with toolmend's input filter, built from your own settings.
@@ -35,13 +36,16 @@ def run_config(
     ``malformed_calls`` (the default), a call to a tool the agent does not have
     is answered with a fixable error naming the agent's tools instead of ending
     the run (``tool_not_found_behavior`` you set yourself wins); ``False`` keeps
-    the SDK's behaviour.
+    the SDK's behaviour.  ``context`` (:class:`toolmend.ContextPolicy`) says
+    what the model's input does with errors in context: collapse them once
+    resolved, the pile-up note, the developer-step filter.
 
     Args:
         form: The delivery form (default C3).
         effect: The effect assumed for plain ``agents.function_tool`` tools.
         contracts: The run's outcome contracts.
         malformed_calls: Answer calls to unknown tools with a fixable error.
+        context: What happens to errors in context beyond the decision step.
         **kwargs: Your own ``RunConfig`` settings.
 
     Returns:
@@ -50,7 +54,7 @@ def run_config(
     if malformed_calls:
         kwargs.setdefault("tool_not_found_behavior", "return_error_to_model")
     kwargs["call_model_input_filter"] = InputFilter(
-        form, then=kwargs.get("call_model_input_filter"), contracts=contracts
+        form, then=kwargs.get("call_model_input_filter"), contracts=contracts, context=context
     )
     if kwargs.get("tool_error_formatter") is None:
         kwargs["tool_error_formatter"] = tool_error_formatter(

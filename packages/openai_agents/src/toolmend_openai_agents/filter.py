@@ -18,7 +18,7 @@ from typing import Any
 
 from agents.run_config import CallModelData, ModelInputData
 
-from toolmend import Form, rewrite
+from toolmend import ContextPolicy, Form, rewrite
 from toolmend.contracts import Contracts
 
 from . import report
@@ -41,9 +41,12 @@ class InputFilter:
         then: UserFilter | None = None,
         *,
         contracts: Contracts | None = None,
+        context: ContextPolicy | None = None,
     ) -> None:
         self.form = Form.parse(form)
         self.then = then
+        self.context = context
+        """The core's policy for errors in context (collapse once resolved, pile-up, filter)."""
         self.contracts = contracts
         """The run's outcome contracts, which toolmend's ``function_tool`` tools read here."""
 
@@ -52,7 +55,11 @@ class InputFilter:
         try:
             items = data.input
             result = rewrite(
-                items, self.form, format="responses", recorded=RUNS.recorded(list(items))
+                items,
+                self.form,
+                format="responses",
+                recorded=RUNS.recorded(list(items)),
+                context=self.context,
             )
             report.rewritten(result.report)
             if not result.report.changed:
@@ -79,20 +86,28 @@ async def _awaited(pending: Awaitable[ModelInputData]) -> ModelInputData:
     return await pending
 
 
-def input_filter(form: Form | str = Form.C3, then: UserFilter | None = None) -> InputFilter:
+def input_filter(
+    form: Form | str = Form.C3,
+    then: UserFilter | None = None,
+    *,
+    context: ContextPolicy | None = None,
+) -> InputFilter:
     """A ``call_model_input_filter`` that applies ``form`` (default C3) at the decision step.
 
     With C3 the failed output stays as the tool returned it and a user item
     follows the tool outputs with the runtime note and the true next step;
     ``c1`` appends the step to the output, ``c2``/``c4`` replace the failed call
     with the note, ``off`` only reports.  ``then`` is your own filter, called
-    with our result (sync or async).
+    with our result (sync or async).  ``context`` is the core's
+    :class:`toolmend.ContextPolicy`: earlier failures collapsed once resolved,
+    the pile-up note, the developer-step filter (default ``ContextPolicy()``).
 
     Args:
         form: The delivery form.
-        then: Your own filter.
+        then: Your own filter, run on our output.
+        context: What happens to errors in context beyond the decision step.
 
     Returns:
         The filter.
     """
-    return InputFilter(form, then)
+    return InputFilter(form, then, context=context)
