@@ -303,10 +303,15 @@ async def _verify_async(verify: Verify | None, ctx: CallContext, exc: BaseExcept
 
 
 def _before(loop: LoopGuard | None, call: _Call) -> ToolFailure | None:
+    """The loop guard's refusal of this call, if any, recorded on the call's span."""
     if loop is None:
         return None
     blocked = _guarded(loop.before, call.tool, call.arguments)
-    return blocked if isinstance(blocked, ToolFailure) else None
+    if not isinstance(blocked, ToolFailure):
+        return None
+    if call.span is not None:
+        call.span.record(blocked, effect=call.effect)
+    return blocked
 
 
 def execute(
@@ -346,8 +351,6 @@ def execute(
         call.span = span
         blocked = _before(loop, call)
         if blocked is not None:
-            if span is not None:
-                span.record(blocked, effect=call.effect)
             return blocked
         with call_clock():
             call.started = now()
@@ -415,8 +418,6 @@ async def aexecute(
         call.span = span
         blocked = _before(loop, call)
         if blocked is not None:
-            if span is not None:
-                span.record(blocked, effect=call.effect)
             return blocked
         with call_clock():
             call.started = now()
