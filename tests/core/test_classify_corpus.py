@@ -9,6 +9,7 @@ correct next action.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -90,14 +91,22 @@ def _brute_force(
     """The paper's definition: every word tested as a substring, the best kind wins.
 
     A veto (a command's own timeout) wins outright, then an override, then the table.
+    A published code counts only as a whole token.
     """
-    found = [(0.0, Kind.AMBIGUOUS) for word in words.OWN_TIMEOUT if word in text]
+
+    def occurs(word: str) -> bool:
+        if word not in words.WHOLE_CODES:
+            return word in text
+        pattern = rf"(?<![0-9A-Za-z]){re.escape(word)}(?![0-9A-Za-z])"
+        return re.search(pattern, text) is not None
+
+    found = [(0.0, Kind.AMBIGUOUS) for word in words.OWN_TIMEOUT if occurs(word)]
     found += [
         (0.5 + _PRIORITY[kind] / 10, kind)
         for word, kind in (overrides or {}).items()
-        if word in text
+        if occurs(word)
     ]
-    found += [(float(_PRIORITY[kind]), kind) for word, kind in table.items() if word in text]
+    found += [(float(_PRIORITY[kind]), kind) for word, kind in table.items() if occurs(word)]
     return min(found, key=lambda item: item[0])[1] if found else None
 
 

@@ -71,7 +71,8 @@ def _basis(word: str) -> str:
     if word in words.OWN_TIMEOUT:
         return "timeout"
     if word in words.OVERRIDE:
-        return "override"
+        system = system_of(word)
+        return f"code:{system}" if system else "override"
     if word in words.EXTRA or word in words.WORDING:
         return "word"
     system = system_of(word)

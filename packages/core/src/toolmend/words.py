@@ -34,6 +34,7 @@ __all__ = [
     "HTTP_KIND",
     "OVERRIDE",
     "OWN_TIMEOUT",
+    "WHOLE_CODES",
     "WIDE",
     "WIDE_MATCHER",
     "WIDE_TABLE",
@@ -147,7 +148,12 @@ WORDING: Mapping[str, Kind] = {
          "Output validation error", "nvalid session", "nvalid Session", "xpired session",
          "INVALID_SESSION_ID", "ession expired", "ession has expired", "token has expired",
          "oken is expired", "oken expired", "pg_hba.conf rejects connection",
-         "rejected SSL upgrade", "but SSL was required"], U),
+         "rejected SSL upgrade", "but SSL was required",
+         # Configuration the call cannot change: the process's environment, its
+         # credentials header, a server's confinement.
+         "environment variable", "Authorization header", "couldn't find your API Key",
+         "Command is not allowed", "is outside the allowed", "User rejected", "Bad credentials",
+         "is not allowed for this repository", "refusing to update checked out branch"], U),
     **dict.fromkeys(
         ["network timeout", "Couldn't connect to server", "Failed to connect to",
          "Empty reply from server", "overloaded", "upstream connect error",
@@ -159,7 +165,8 @@ WORDING: Mapping[str, Kind] = {
          "stale element reference", "Ratelimit", "atelimit exceeded", "calls per second",
          "Reduce request rates",
          "Another git process seems to be running", "ateway time-out",
-         "A timeout occurred", "速率限制", "server closed the connection unexpectedly"], T),
+         "A timeout occurred", "速率限制", "server closed the connection unexpectedly",
+         "other side closed"], T),
     **dict.fromkeys(
         ["Invalid ", "nknown option", "nknown flag", "nknown command",
          "nknown argument", "nknown field", "nknown parameter", "nknown column", "nknown property",
@@ -213,7 +220,16 @@ WORDING: Mapping[str, Kind] = {
          "Parse error near line",
          "because you have unmerged files", "no -m option was given",
          "You are not currently on a branch", "need to specify how to reconcile",
-         "fatal: bad source"], F),
+         "fatal: bad source",
+         # GraphQL's own messages, Jira's field errors, git, pip,
+         # curl and Node argument checks: each names what to change in the call.
+         "Syntax Error:", "doesn't exist on type", "does not appear to be a valid",
+         "not on the appropriate screen", "bad/illegal format", "Required input '",
+         "does not appear to be a git repository", "Please tell me who you are",
+         "nothing added to commit but untracked files present",
+         "externally-managed-environment", "Port should be >= 0",
+         "don't match the file content", "too large to convert to SQLite INTEGER",
+         "nknown scheme"], F),
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
@@ -226,6 +242,10 @@ OVERRIDE: Mapping[str, Kind] = {
     "Request too large for": F,
     "Quota exceeded for quota": T,
     "does not exist or you do not have access": F,
+    # TLS spoken to a plain port (or the reverse): the URL's scheme or port is wrong,
+    # whatever connection error wraps it.
+    "WRONG_VERSION_NUMBER": F,
+    "wrong version number": F,
 }  # fmt: skip
 
 CODES: Mapping[str, Kind] = code_kinds()
@@ -281,30 +301,36 @@ def _anchors(words: Sequence[str]) -> dict[str, int]:
     return anchors
 
 
-def _trie(leaves: list[tuple[str, str, Kind, int]], entries: list[tuple[Kind, str]]) -> str:
+_Leaf = tuple[str, str, Kind, int, bool]
+
+
+def _trie(leaves: list[_Leaf], entries: list[tuple[Kind, str]]) -> str:
     """One priority level's words after an anchor, as a regular expression trie.
 
-    Each leaf ``(rest, word, kind, anchor)`` ends in ``(?<=word)()``: the empty group's
-    number tells which word matched.  Branches are ordered by the longest word they
-    hold, so where words of one level match at one position the longest wins, as in
-    a flat list sorted by length.
+    Each leaf ``(rest, word, kind, anchor, whole)`` ends in ``(?<=word)()``: the empty
+    group's number tells which word matched.  A ``whole`` word must also stand alone,
+    with no letter or digit either side.  Branches are ordered by the longest word
+    they hold, so where words of one level match at one position the longest wins,
+    as in a flat list sorted by length.
     """
-    going: dict[str, list[tuple[str, str, Kind, int]]] = {}
-    options: list[tuple[int, str, str | None, tuple[str, str, Kind, int] | None]] = []
+    going: dict[str, list[_Leaf]] = {}
+    options: list[tuple[int, str, str | None, _Leaf | None]] = []
     for leaf in leaves:
         if leaf[0]:
             going.setdefault(leaf[0][0], []).append((leaf[0][1:], *leaf[1:]))
         else:
             options.append((len(leaf[1]), "", None, leaf))
     for char, sub in going.items():
-        options.append((max(len(word) for _, word, _, _ in sub), char, char, None))
+        options.append((max(len(leaf[1]) for leaf in sub), char, char, None))
     alternatives = []
     for _, _, step, end in sorted(options, key=lambda o: (-o[0], o[1])):
         if step is not None:
             alternatives.append(re.escape(step) + _trie(going[step], entries))
         elif end is not None:
-            _, word, kind, anchor = end
+            _, word, kind, anchor, whole = end
             behind = f"(?<={re.escape(word)})" if anchor else ""
+            if whole:
+                behind += f"(?<![0-9A-Za-z]{re.escape(word)})(?![0-9A-Za-z])"
             alternatives.append(f"{behind}()")
             entries.append((kind, word))
     if len(alternatives) == 1:
@@ -318,7 +344,9 @@ class Matcher:
     Every position holding some word's anchor character is tried; there the
     words anchored on that character are tried level by level (veto, then
     unrecoverable, transient, fixable), each level as a trie, so a word hidden by
-    another at the same position never outranks it.
+    another at the same position never outranks it.  Words listed in ``whole``
+    count only as whole tokens: a code table's ``InvalidRequest`` is not found
+    inside ``InvalidRequestError``.
     """
 
     __slots__ = ("_ranks", "_search", "entries", "pattern")
@@ -331,11 +359,13 @@ class Matcher:
         table: Mapping[str, Kind],
         veto: Iterable[str] = (),
         overrides: Mapping[str, Kind] | None = None,
+        whole: Iterable[str] = (),
     ) -> None:
         listed: list[tuple[str, Kind, float]] = [(word, A, 0) for word in veto]
         listed += [(w, k, 0.5 + _PRIORITY[k] / 10) for w, k in (overrides or {}).items()]
         listed += [(word, kind, _PRIORITY[kind]) for word, kind in table.items()]
         anchors = _anchors([word for word, _, _ in listed])
+        alone = frozenset(whole)
         groups: dict[str, list[tuple[str, Kind, float, int]]] = {}
         for word, kind, rank in listed:
             anchor = anchors[word]
@@ -346,7 +376,7 @@ class Matcher:
         for char, items in groups.items():
             levels = []
             for rank in sorted({item[2] for item in items}):
-                leaves = [(w[a + 1 :], w, k, a) for w, k, r, a in items if r == rank]
+                leaves = [(w[a + 1 :], w, k, a, w in alone) for w, k, r, a in items if r == rank]
                 before = len(entries)
                 levels.append(_trie(leaves, entries))
                 ranks.extend([rank] * (len(entries) - before))
@@ -394,7 +424,14 @@ WIDE_TABLE: Mapping[str, Kind] = {
     for word, kind in {**WORDING, **CODES, **COMMON, **WIDE, **EXTRA}.items()
     if word not in DEMOTED
 }
-WIDE_MATCHER = Matcher(WIDE_TABLE, OWN_TIMEOUT, OVERRIDE)
+# A published code is a name of its own: inside a longer identifier it is another
+# name (Stripe's ``InvalidRequestError`` is not AWS's ``InvalidRequest``).  Codes that
+# the word lists also hold keep their substring reading.
+_LISTED = {**WORDING, **COMMON, **WIDE, **EXTRA, **OVERRIDE}
+WHOLE_CODES: frozenset[str] = frozenset(
+    code for code in CODES if code not in _LISTED and re.fullmatch(r"[A-Za-z0-9_.-]+", code)
+)
+WIDE_MATCHER = Matcher(WIDE_TABLE, OWN_TIMEOUT, OVERRIDE, WHOLE_CODES)
 
 # A status code is an isolated 4xx/5xx number in one of these settings: urllib,
 # requests and httpx messages, the SDKs' ``Error code: N``, status lines, and the
