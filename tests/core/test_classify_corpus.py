@@ -129,3 +129,18 @@ def test_anchored_matcher_equals_substring_search(text: str) -> None:
         text, dict(words.WIDE_TABLE), dict(words.OVERRIDE)
     )
     assert (common[0] if common else None) == _brute_force(text, dict(words.COMMON))
+
+
+def test_a_published_code_counts_only_as_a_whole_token() -> None:
+    assert "InvalidRequest" in words.WHOLE_CODES
+    assert words.WIDE_MATCHER.best("InvalidRequest: bad bucket") == (
+        Kind.FIXABLE,
+        "InvalidRequest",
+    )
+    assert words.WIDE_MATCHER.best("XInvalidRequestY happened") is None
+    # A code the word lists also hold keeps its substring reading.
+    assert "ThrottlingException" not in words.WHOLE_CODES
+    assert words.WIDE_MATCHER.best("EMR.ThrottlingExceptionX") == (
+        Kind.TRANSIENT,
+        "ThrottlingException",
+    )

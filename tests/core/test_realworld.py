@@ -51,6 +51,33 @@ def test_the_split_is_by_origin() -> None:
 
 
 CASES = [
+    # A TLS version mismatch decides over the connection error that wraps it.
+    (
+        "tls/requests/https-to-http-port",
+        "fixable",
+        "is_error",
+        "code:openssl",
+        "WRONG_VERSION_NUMBER",
+    ),
+    # The environment, not the call, has to change.
+    (
+        "mcp-python/fetch-proxy-bad-scheme",
+        "unrecoverable",
+        "is_error",
+        "word",
+        "environment variable",
+    ),
+    ("clean/gql-syntax-error-eof", "fixable", "envelope", "envelope/word", "Syntax Error:"),
+    ("mcp-npm/everycb-cb-url-errorpath", "unrecoverable", "generic", "code:jsonrpc", "-32042"),
+    (
+        "saas/stripe-oauth-invalid-request-typed",
+        "fixable",
+        "is_error",
+        "code:stripe",
+        "InvalidRequestError",
+    ),
+    ("databases/psql/role-missing", "unrecoverable", "generic", "word", 'FATAL:  role "'),
+    ("cli/git/commit-no-identity", "fixable", "is_error", "word", "Please tell me who you are"),
     (
         "agents-reported/crewai-delegate-missing-context",
         "fixable",

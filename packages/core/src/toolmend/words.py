@@ -153,7 +153,9 @@ WORDING: Mapping[str, Kind] = {
          # credentials header, a server's confinement.
          "environment variable", "Authorization header", "couldn't find your API Key",
          "Command is not allowed", "is outside the allowed", "User rejected", "Bad credentials",
-         "is not allowed for this repository", "refusing to update checked out branch"], U),
+         "is not allowed for this repository", "refusing to update checked out branch",
+         'FATAL:  role "', "incorrect or expired", "owned by an organization",
+         "Only organization repositories"], U),
     **dict.fromkeys(
         ["network timeout", "Couldn't connect to server", "Failed to connect to",
          "Empty reply from server", "overloaded", "upstream connect error",
@@ -181,7 +183,8 @@ WORDING: Mapping[str, Kind] = {
          "Cannot find module", "ModuleNotFoundError", "No module named", "SyntaxError",
          "NameError", "IndentationError", "too long", 'relation "', 'column "',
          "bad revision", "unknown revision",
-         "is ambiguous", "ambiguous argument", "nt out of range", "current transaction is aborted",
+         "is ambiguous", "ambiguous argument", "nt out of range", "integer out of range",
+         "current transaction is aborted",
          "occurrences found", "could not find the string", "failed to match", "ultiple matches",
          "must read the file", "String to replace not found", "not found in file",
          "No edits made", "command not found", "strict mode violation", "Unable to locate element",
@@ -229,7 +232,7 @@ WORDING: Mapping[str, Kind] = {
          "nothing added to commit but untracked files present",
          "externally-managed-environment", "Port should be >= 0",
          "don't match the file content", "too large to convert to SQLite INTEGER",
-         "nknown scheme"], F),
+         "nknown scheme", "Request validation failed", "Branch not found"], F),
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
