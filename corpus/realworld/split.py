@@ -5,7 +5,9 @@ test split measures generalisation to origins the rules were not tuned on.
 Within each family the groups are ordered by a hash of their name and dealt out
 in turns of four: train, train, dev, test.  A family with fewer than four groups
 has no test group.  A group that appears in several families keeps the split it
-got first, so no origin straddles two splits.
+got first, so no origin straddles two splits.  A row whose ``split`` field is
+set pins its group to that split; pinned groups are left out of the dealing, so
+adding them does not move any other group.
 
 Run as a script to print the groups of each split.
 """
@@ -38,10 +40,14 @@ def _key(name: str) -> str:
 
 def assignment(all_rows: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
     """(family, group) -> split."""
+    pinned = {row["group"]: row["split"] for row in all_rows if row.get("split")}
     groups: dict[str, set[str]] = {}
-    for row in all_rows:
-        groups.setdefault(row["family"], set()).add(row["group"])
     out: dict[tuple[str, str], str] = {}
+    for row in all_rows:
+        if row["group"] in pinned:
+            out[row["family"], row["group"]] = pinned[row["group"]]
+        else:
+            groups.setdefault(row["family"], set()).add(row["group"])
     chosen: dict[str, str] = {}
     for family in sorted(groups):
         ordered = sorted(groups[family], key=_key)
