@@ -214,7 +214,7 @@ class CallRecord:
             receipt=made.outcome_contract() if made is not None else None,
             call_id=call_id,
             arguments=arguments,
-            shown=review.text if made is not None else None,
+            shown=review.text if review is not None and made is not None else None,
         )
 
     def to_dict(self) -> dict[str, Any]:

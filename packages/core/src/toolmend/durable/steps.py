@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from ..attempts import AttemptRecord
 from ..effects import Effect
 from ..failure import ToolFailure
 from ..guidance import VERIFY_FIRST
@@ -230,6 +231,7 @@ class _Step:
     verify: Verify | None
     honours_key: bool
     passthrough: tuple[type[BaseException], ...]
+    history: list[AttemptRecord] | None
 
     def plan(self) -> tuple[Replay, StepRecord | None]:
         record = self.store.begin(self.key, self.tool)
@@ -264,6 +266,7 @@ class _Step:
             "honours_key": self.honours_key,
             "passthrough": self.passthrough,
             "key": self.key,
+            "history": self.history,
         }
 
     def settle(self, outcome: Any, text: Callable[[Any], str]) -> None:
@@ -286,6 +289,7 @@ def _step(
     verify: Verify | None,
     honours_key: bool,
     passthrough: tuple[type[BaseException], ...],
+    history: list[AttemptRecord] | None,
 ) -> _Step:
     return _Step(
         store=store,
@@ -298,6 +302,7 @@ def _step(
         verify=verify,
         honours_key=honours_key,
         passthrough=tuple(passthrough),
+        history=history,
     )
 
 
@@ -315,6 +320,7 @@ def run_durably(
     verify: Verify | None = None,
     honours_key: bool = False,
     passthrough: tuple[type[BaseException], ...] = (),
+    history: list[AttemptRecord] | None = None,
 ) -> T | ToolFailure | Recorded:
     """Run one step of a durable run as ``execute`` would, unless its record says it ran.
 
@@ -337,9 +343,11 @@ def run_durably(
         verify: The hook that tells whether a write landed.
         honours_key: Whether the tool forwards ``key`` to a deduplicating server.
         passthrough: Exceptions that propagate untouched.
+        history: Filled with the failed attempts, as ``execute`` fills it, so
+            that an adapter can report a success that took retries.
     """
     step = _step(
-        store, key, tool, arguments, effect, policy, loop, verify, honours_key, passthrough
+        store, key, tool, arguments, effect, policy, loop, verify, honours_key, passthrough, history
     )
     replay, record = step.plan()
     if replay is Replay.REUSE and record is not None:
@@ -373,6 +381,7 @@ async def arun_durably(
     verify: Verify | None = None,
     honours_key: bool = False,
     passthrough: tuple[type[BaseException], ...] = (),
+    history: list[AttemptRecord] | None = None,
 ) -> T | ToolFailure | Recorded:
     """The async twin of :func:`run_durably` (the store's calls are short and blocking).
 
@@ -389,9 +398,11 @@ async def arun_durably(
         verify: The hook (sync or async) that tells whether a write landed.
         honours_key: Whether the tool forwards ``key`` to a deduplicating server.
         passthrough: Exceptions that propagate untouched.
+        history: Filled with the failed attempts, as ``execute`` fills it, so
+            that an adapter can report a success that took retries.
     """
     step = _step(
-        store, key, tool, arguments, effect, policy, loop, verify, honours_key, passthrough
+        store, key, tool, arguments, effect, policy, loop, verify, honours_key, passthrough, history
     )
     replay, record = step.plan()
     if replay is Replay.REUSE and record is not None:
