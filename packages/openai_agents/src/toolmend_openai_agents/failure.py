@@ -97,7 +97,7 @@ def deliver(ctx: RunContextWrapper[Any], failure: ToolFailure, shown: str, form:
     call_id = ctx.tool_call_id if isinstance(ctx, ToolContext) else None
     if call_id is not None:
         RUNS.record(call_id, shown, pending_verdict(failure.verdict(), form, shown))
-    report.failed(call_id, shown, failure)
+    report.failed(call_id, shown, failure, form=form)
 
 
 def _fallback(error: BaseException) -> str:
