@@ -17,10 +17,10 @@ from langgraph.types import Command, interrupt
 from lc_support import ai, call, notes, shape, tool_messages
 
 from call_records import attempt, call_record
-from toolmend import Kind, LoopGuard
+from toolmend import Kind, LoopGuard, Verdict
 from toolmend.contracts import declared
 from toolmend.failure import LOOP_BUDGET
-from toolmend.integrations import GUIDANCE, runtime_note
+from toolmend.integrations import GUIDANCE, Source, runtime_note, verdict_from_record
 from toolmend.loop import STOPPED
 from toolmend_langchain import ToolMendMiddleware, reports
 from toolmend_langchain.testing import ScriptedChatModel, replies
@@ -144,6 +144,14 @@ def test_form_c1_puts_guidance_in_the_result_once() -> None:
         exception=error,
         arguments={"path": "/x"},
         guidance_in_content=True,
+    )
+    assert verdict_from_record(result.response_metadata["toolmend"]) == Verdict(
+        True,
+        Kind.UNRECOVERABLE,
+        "exception",
+        Source.EXCEPTION,
+        reason,
+        GUIDANCE[Kind.UNRECOVERABLE],
     )
     assert shape(model.seen[1]) == shape(out["messages"][:3])
 

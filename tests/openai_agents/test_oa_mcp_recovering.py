@@ -31,8 +31,10 @@ from oa_support import (
 
 import toolmend_openai_agents as tm
 from call_records import attempt, call_record
+from toolmend import Kind, Verdict
 from toolmend.contracts import Contracts
 from toolmend.failure import EXHAUSTED, LATER
+from toolmend.integrations import Source, verdict_from_record
 from toolmend.retry import SleepLog, Stop
 
 SERVER = str(Path(__file__).with_name("oa_mcp_server.py"))
@@ -149,6 +151,9 @@ async def test_a_write_or_undeclared_tool_runs_once_and_the_model_is_asked_to_ve
         True,
     )
     assert (record.cause, record.guidance, record.stop) == (failed, VERIFY_FIRST, Stop.UNSAFE)
+    assert verdict_from_record(record.to_dict()) == Verdict(
+        True, Kind.TRANSIENT, "is_error", Source.FLAG, "Service Unavailable", VERIFY_FIRST
+    )
     assert captured.retries == ()
 
 
