@@ -104,11 +104,11 @@ class CallRecord:
         cls,
         failure: ToolFailure,
         *,
+        source: str = Source.EXCEPTION.value,
+        rule: str | None = None,
         effect: str | None = None,
         effect_source: str | None = None,
         form: str | None = None,
-        rule: str | None = None,
-        source: str = Source.EXCEPTION.value,
         note: str | None = None,
         neutralised: tuple[str, ...] = (),
         omitted: tuple[str, ...] = (),
@@ -125,12 +125,12 @@ class CallRecord:
 
         Args:
             failure: The core's failure of the call (after the loop guard's advice).
+            source: Where the failure was seen.
+            rule: The rule that judged it (default: the failure's; a returned
+                result's own rule wins over it).
             effect: The effect the call ran under.
             effect_source: Where that effect came from.
             form: The delivery form.
-            rule: The rule that judged it (default: the failure's; a returned
-                result's own rule wins over it).
-            source: Where the failure was seen.
             note: The runtime note for the host, if one was composed.
             neutralised: What composing the note neutralised.
             omitted: What the note left out as steps for the developer.

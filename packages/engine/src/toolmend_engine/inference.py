@@ -41,7 +41,12 @@ log = logging.getLogger("toolmend.engine")
 
 @dataclass(frozen=True, slots=True)
 class ModelSettings:
-    """Everything that can change the tokens; fixed so that reruns are identical."""
+    """Everything that can change the tokens; fixed so that reruns are identical.
+
+    ``block`` is the size of the fixed prompt blocks (llama.cpp's batch and
+    micro-batch) described above; ``extra_buffers`` sets llama.cpp's
+    ``use_extra_bufts``.
+    """
 
     n_ctx: int = 4096
     n_threads: int = 2

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Unpack
 
 import anyio
@@ -231,7 +232,7 @@ class RecoveringSession(Delegating):
         self,
         name: str,
         arguments: dict[str, Any] | None = None,
-        read_timeout_seconds: float | None = None,
+        read_timeout_seconds: float | timedelta | None = None,
         progress_callback: ProgressFnT | None = None,
         *,
         input_responses: InputResponses | None = None,
@@ -260,7 +261,7 @@ class RecoveringSession(Delegating):
         self,
         name: str,
         arguments: dict[str, Any] | None,
-        read_timeout_seconds: float | None,
+        read_timeout_seconds: float | timedelta | None,
         progress_callback: ProgressFnT | None,
         *,
         input_responses: InputResponses | None,
