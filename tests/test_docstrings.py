@@ -5,15 +5,18 @@ section names every parameter; this walks what each package exports (its
 ``__all__``, and ``toolmend.integrations``, ``toolmend.contracts`` and
 ``toolmend.durable``) and checks that.  A class documents what its constructor
 takes in its own ``Args:`` or ``Attributes:`` section (a dataclass: its
-fields), or in the ``Args:`` of its ``__init__``.
+fields), or in the ``Args:`` of its ``__init__``; a dataclass field may
+instead carry its own docstring right below it.
 """
 
 from __future__ import annotations
 
+import ast
 import enum
 import importlib
 import inspect
 import re
+import textwrap
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
@@ -60,6 +63,21 @@ def documented(doc: str | None) -> set[str]:
                 if depth == entry_indent and found is not None:
                     names.add(found.group(1))
             i += 1
+    return names
+
+
+def attribute_docs(cls: type) -> set[str]:
+    """The fields of ``cls`` followed by their own docstring (``x: int`` then ``\"\"\"...\"\"\"``)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError, SyntaxError):
+        return set()
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    names = set()
+    for field, after in zip(body, body[1:], strict=False):
+        is_doc = isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+        if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name) and is_doc:
+            names.add(field.target.id)
     return names
 
 
@@ -121,12 +139,15 @@ def cases() -> Iterator[tuple[str, str, list[str]]]:
 
 
 def _class_cases(where: str, cls: type) -> Iterator[tuple[str, str, list[str]]]:
+    if issubclass(cls, enum.Enum) or getattr(cls, "_is_protocol", False):
+        init = None
+    else:
+        init = _init(cls)
+    if init is not None and parameters(init):
+        names = documented(cls.__doc__) | documented(init.__doc__) | attribute_docs(cls)
+        yield f"{where}.__init__", _missing(parameters(init), names), parameters(init)
     if issubclass(cls, enum.Enum):
         return
-    init = _init(cls)
-    if init is not None and parameters(init):
-        names = documented(cls.__doc__) | documented(init.__doc__)
-        yield f"{where}.__init__", _missing(parameters(init), names), parameters(init)
     for name, method in _methods(cls):
         params = parameters(method)
         if params:
