@@ -15,6 +15,7 @@ import ast
 import enum
 import importlib
 import inspect
+import itertools
 import re
 import textwrap
 from collections.abc import Callable, Iterator
@@ -67,14 +68,14 @@ def documented(doc: str | None) -> set[str]:
 
 
 def attribute_docs(cls: type) -> set[str]:
-    """The fields of ``cls`` followed by their own docstring (``x: int`` then ``\"\"\"...\"\"\"``)."""
+    """The fields of ``cls`` that carry their own docstring on the next line."""
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
     except (OSError, TypeError, SyntaxError):
         return set()
     body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
     names = set()
-    for field, after in zip(body, body[1:], strict=False):
+    for field, after in itertools.pairwise(body):
         is_doc = isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
         if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name) and is_doc:
             names.add(field.target.id)
@@ -139,10 +140,8 @@ def cases() -> Iterator[tuple[str, str, list[str]]]:
 
 
 def _class_cases(where: str, cls: type) -> Iterator[tuple[str, str, list[str]]]:
-    if issubclass(cls, enum.Enum) or getattr(cls, "_is_protocol", False):
-        init = None
-    else:
-        init = _init(cls)
+    skip = issubclass(cls, enum.Enum) or getattr(cls, "_is_protocol", False)
+    init = None if skip else _init(cls)
     if init is not None and parameters(init):
         names = documented(cls.__doc__) | documented(init.__doc__) | attribute_docs(cls)
         yield f"{where}.__init__", _missing(parameters(init), names), parameters(init)

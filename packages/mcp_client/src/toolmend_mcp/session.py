@@ -180,6 +180,9 @@ class RecoveringSession(Delegating):
 
         Installed automatically where the SDK allows; hosts on other SDK
         versions, or listening with ``client.listen()``, can call it themselves.
+
+        Args:
+            message: A message the client received.
         """
         self._observe(message)
 
@@ -245,6 +248,16 @@ class RecoveringSession(Delegating):
         also be a ``timedelta`` (as 1.x's own ``call_tool`` takes it), and
         ``input_responses`` / ``request_state``, which 1.x cannot send, raise
         ``TypeError``.
+
+        Args:
+            name: The tool's name.
+            arguments: The call's arguments.
+            read_timeout_seconds: Seconds to wait for the result (default: the session's
+                ``read_timeout``).
+            progress_callback: Receives the server's progress notifications.
+            input_responses: As the 2.x SDK's ``call_tool``.
+            request_state: As the 2.x SDK's ``call_tool``.
+            meta: The request's ``_meta``.
         """
         with telemetry.tool_call(name, framework="mcp"):
             return await self._call_tool(

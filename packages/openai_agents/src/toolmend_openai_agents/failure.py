@@ -108,7 +108,14 @@ def _fallback(error: BaseException) -> str:
 
 
 class FailureFunction:
-    """A ``failure_error_function`` for ``function_tool`` and MCP servers; see the factory."""
+    """A ``failure_error_function`` for ``function_tool`` and MCP servers; see the factory.
+
+    Args:
+        form: The delivery form.
+        effect: The effect assumed for tools that raised without toolmend's guard.
+        then: Your own failure function, whose text is shown instead of the cause.
+        validator: Finds what is wrong with arguments the SDK rejected.
+    """
 
     def __init__(
         self,

@@ -117,7 +117,14 @@ class Mark(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class StepRecord:
-    """What the store knows about one step, found by its key."""
+    """What the store knows about one step, found by its key.
+
+    Attributes:
+        key: The step's key.
+        tool: The tool's name.
+        mark: Where the step got to.
+        result: The text of a finished step.
+    """
 
     key: str
     tool: str
@@ -137,23 +144,44 @@ class StepStore(Protocol):
 
         ``None`` means this is the step's first run.  Atomic: of two workers
         that begin the same key, exactly one gets ``None``.
+
+        Args:
+            key: The step's key.
+            tool: The tool's name.
         """
         ...
 
     def finish(self, key: str, result: str) -> None:
-        """Record the step's result (its text, as the agent reads it)."""
+        """Record the step's result (its text, as the agent reads it).
+
+        Args:
+            key: The step's key.
+            result: The text the agent reads.
+        """
         ...
 
     def fail(self, key: str) -> None:
-        """Record a failure known not to have taken effect."""
+        """Record a failure known not to have taken effect.
+
+        Args:
+            key: The step's key.
+        """
         ...
 
     def clear(self, key: str) -> None:
-        """Forget the step: it was interrupted on purpose (the engine's control flow)."""
+        """Forget the step: it was interrupted on purpose (the engine's control flow).
+
+        Args:
+            key: The step's key.
+        """
         ...
 
     def budget(self, tool: str) -> RetryBudget:
-        """The retry budget of ``tool``, shared by every worker on this store."""
+        """The retry budget of ``tool``, shared by every worker on this store.
+
+        Args:
+            tool: The tool's name.
+        """
         ...
 
 
@@ -197,7 +225,11 @@ class WorkerStopped(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """A replayed step's outcome taken from its record: the tool did not run again."""
+    """A replayed step's outcome taken from its record: the tool did not run again.
+
+    Attributes:
+        text: The text the agent reads.
+    """
 
     text: str
     landed: bool = False
@@ -205,7 +237,12 @@ class Recorded:
 
 
 def stopped_failure(tool: str, arguments: Mapping[str, Any]) -> ToolFailure:
-    """The failure of a step that may have run before a crash and cannot be checked."""
+    """The failure of a step that may have run before a crash and cannot be checked.
+
+    Args:
+        tool: The tool's name.
+        arguments: The step's arguments.
+    """
     return ToolFailure(
         tool=tool,
         arguments=arguments,
