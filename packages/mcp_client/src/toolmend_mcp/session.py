@@ -13,7 +13,7 @@ only as the chosen form says.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Unpack
@@ -79,14 +79,9 @@ def _error(record: AttemptRecord) -> str:
     return _shown(record.exception) or record.error
 
 
-def _failed_history(records: tuple[AttemptRecord, ...]) -> tuple[dict[str, Any], ...]:
-    """The core's records of a failed call, each with the error as the server wrote it."""
+def _history(records: Sequence[AttemptRecord]) -> tuple[dict[str, Any], ...]:
+    """The core's records of the failed attempts, each with the error as the server wrote it."""
     return tuple({**record.to_dict(), "error": _error(record)} for record in records)
-
-
-def _retried_history(records: list[AttemptRecord]) -> tuple[dict[str, Any], ...]:
-    """The failed attempts before a success: the server's error and the wait after it."""
-    return tuple({"attempt": r.attempt, "error": _error(r), "delay": r.delay} for r in records)
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,7 +367,7 @@ class RecoveringSession(Delegating):
             note=note.text if note else None,
             neutralised=note.neutralised if note else (),
             omitted=note.omitted if note else (),
-            history=_failed_history(failure.history),
+            history=_history(failure.history),
         )
         log.info(
             "toolmend.mcp: %s failed: kind=%s rule=%s attempts=%d stop=%s effect=%s(%s)",
@@ -426,7 +421,7 @@ class RecoveringSession(Delegating):
             failed=False,
             attempts=len(history) + 1,
             source=Source.CONTRACT.value if made is not None else None,
-            history=_retried_history(history),
+            history=_history(history),
             violations=tuple(v.to_dict() for v in violations),
             receipt=made.outcome_contract() if made is not None else None,
         )
