@@ -98,8 +98,7 @@ def line(item: Any) -> str:
 
 def summary(captured: Captured) -> list[str]:
     lines = [
-        f"{f.failure.tool} [{f.call_id}]: failed kind={f.failure.kind.value} "
-        f"attempts={f.failure.attempts} stop={f.failure.stop}"
+        f"{f.tool} [{f.call_id}]: failed kind={f.kind} attempts={f.attempts} stop={f.stop}"
         for f in captured.failures
     ]
     lines += [f"model request: {r.header()}" for r in captured.rewrites]

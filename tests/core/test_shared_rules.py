@@ -79,6 +79,8 @@ def test_call_record_takes_every_decision_from_the_failure() -> None:
         "history": [],
         "violations": [],
         "receipt": None,
+        "arguments": {"amount": -1},
+        "cause": "Tool 'pay' was not run: invalid arguments. amount: must be > 0",
     }
 
 

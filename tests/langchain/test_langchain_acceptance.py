@@ -26,6 +26,7 @@ from lc_support import (
     where,
 )
 
+from call_records import attempt, call_record
 from toolmend import Kind
 from toolmend.integrations import GUIDANCE, VERIFY_FIRST, runtime_note
 from toolmend.loop import REPEATED
@@ -83,14 +84,24 @@ async def test_read_only_503_is_retried_inside_the_step(mode: str, sleeps: Any) 
         ("ai", "done", ()),
     ]
     error = "httpx.HTTPStatusError: Server error '503 Service Unavailable' for url"
+    failed = [
+        attempt(n, f"{error} 'http://127.0.0.1/data'", "transient", "HTTP 503", delay=delay)
+        for n, delay in enumerate(sleeps.sleeps, 1)
+    ]
     assert reports(out["messages"]) == [
         {
             "message_id": out["messages"][2].id,
             "tool_call_id": "c1",
             "type": "tool",
-            "failed": False,
-            "attempts": 3,
-            "retried": [f"{error} 'http://127.0.0.1/data'"] * 2,
+            **call_record(
+                tool="fetch",
+                effect="read_only",
+                effect_source="declared",
+                form="c3",
+                failed=False,
+                attempts=3,
+                history=failed,
+            ),
         }
     ]
 

@@ -22,6 +22,7 @@ from langchain_core.tools import tool
 from langgraph.config import get_config
 from lc_support import ai, call, shape, tool_messages
 
+from call_records import call_record
 from pg_cluster import Cluster
 from toolmend.durable import LANDED_TEXT, langgraph_key
 from toolmend.integrations import CallContext
@@ -153,9 +154,16 @@ def test_verify_tool_checks_and_does_not_repeat_a_landed_effect(saver: Saver) ->
     assert len(bank.effects) == 1
     (result,) = tool_messages(out["messages"])
     assert (result.status, result.content) == ("success", LANDED_TEXT)
-    assert result.response_metadata["toolmend"] == {
-        "failed": False, "replayed": True, "landed": True,
-    }  # fmt: skip
+    assert result.response_metadata["toolmend"] == call_record(
+        tool="pay",
+        effect="write",
+        effect_source="declared",
+        form="c3",
+        failed=False,
+        attempts=0,
+        replayed=True,
+        landed=True,
+    )
     assert shape(out["messages"])[-1] == ("ai", f"done: {LANDED_TEXT}", ())
 
 

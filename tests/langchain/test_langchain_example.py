@@ -123,7 +123,7 @@ def test_example_offline(capsys: pytest.CaptureFixture[str]) -> None:
     assert sent.splitlines()[1].startswith("human: " + NOTE)
     assert records.splitlines() == [
         "toolmend reports ==",
-        "call_weather: succeeded after 3 attempts",
+        "get_weather: succeeded after 3 attempts",
         "book_table: failed kind=unrecoverable attempts=1 stop=kind",
         "model request: form=c3 changed=True (book_table:unrecoverable)",
     ]

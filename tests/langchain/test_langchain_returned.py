@@ -18,6 +18,7 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from lc_support import ai, call, shape, tool_messages
 
+from call_records import attempt, call_record
 from toolmend.retry import SleepLog
 from toolmend_langchain import ToolMendMiddleware, reports
 from toolmend_langchain.testing import ScriptedChatModel, replies
@@ -107,10 +108,10 @@ async def test_a_write_that_returned_a_503_runs_once_and_the_model_checks_first(
         "attempts": 1,
         "guidance": VERIFY_FIRST,
     }
-    assert (record["stop"], record["outcome_unknown"], record["exception"]) == (
+    assert (record["stop"], record["outcome_unknown"], "exception" in record) == (
         "unsafe",
         True,
-        None,
+        False,
     )
     assert rewrite["rewrite"]["form"] == "c3"
 
@@ -183,9 +184,23 @@ async def test_a_read_only_tool_that_returned_a_503_is_retried(
             "message_id": messages[2].id,
             "tool_call_id": "l1",
             "type": "tool",
-            "failed": False,
-            "attempts": 2,
-            "retried": [UNAVAILABLE],
+            **call_record(
+                tool="lookup",
+                effect="read_only",
+                effect_source="declared",
+                form="c3",
+                failed=False,
+                attempts=2,
+                history=[
+                    attempt(
+                        1,
+                        f"toolmend.ResultFailed: {UNAVAILABLE}",
+                        "transient",
+                        "returned failure: Service Unavailable",
+                        delay=sleeps.sleeps[0],
+                    )
+                ],
+            ),
         }
     ]
 
@@ -240,9 +255,9 @@ def test_an_error_text_returned_as_a_success_by_a_read_only_tool_is_retried(
     assert runs == ["ACME", "ACME"]
     assert len(sleeps.sleeps) == 1
     assert shape(model.seen[1][2:]) == [("tool", "q1", "quote", "success", "ACME: 101.5")]
-    [record] = reports(messages)
-    assert (record["failed"], record["attempts"], record["retried"]) == (
+    [found] = reports(messages)
+    assert (found["failed"], found["attempts"], [e["error"] for e in found["history"]]) == (
         False,
         2,
-        [f"Error: {UNAVAILABLE}"],
+        [f"toolmend.ResultFailed: Error: {UNAVAILABLE}"],
     )

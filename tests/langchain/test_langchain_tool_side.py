@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
@@ -15,10 +16,11 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 from lc_support import ai, call, notes, shape, tool_messages
 
-from toolmend import Kind, LoopGuard
+from call_records import attempt, call_record
+from toolmend import Kind, LoopGuard, Verdict
 from toolmend.contracts import declared
 from toolmend.failure import LOOP_BUDGET
-from toolmend.integrations import GUIDANCE, runtime_note
+from toolmend.integrations import GUIDANCE, Source, runtime_note, verdict_from_record
 from toolmend.loop import STOPPED
 from toolmend_langchain import ToolMendMiddleware, reports
 from toolmend_langchain.testing import ScriptedChatModel, replies
@@ -113,9 +115,44 @@ def test_form_c1_puts_guidance_in_the_result_once() -> None:
     out = agent.invoke(GO)
 
     (result,) = tool_messages(out["messages"])
-    cause = result.response_metadata["toolmend"]["cause"]
+    line = next(n for n, text in enumerate(Path(__file__).read_text().splitlines(), 1)
+                if 'raise PermissionError("access denied")' in text)  # fmt: skip
+    cause = (
+        "Tool 'read_file' failed after 1 attempt with PermissionError: access denied\n"
+        f"Where: test_langchain_tool_side.py:{line} in read_file"
+    )
     assert result.content == cause + "\n" + GUIDANCE[Kind.UNRECOVERABLE]
-    assert result.response_metadata["toolmend"]["guidance_in_content"] is True
+    why = "Not retried: the failure is not temporary, so the same call would fail again."
+    error = "PermissionError: access denied"
+    reason = "text 'PermissionError'"
+    assert result.response_metadata["toolmend"] == call_record(
+        tool="read_file",
+        effect="unknown",
+        effect_source="default",
+        form="c1",
+        failed=True,
+        kind="unrecoverable",
+        rule="exception",
+        source="exception",
+        reason=reason,
+        guidance=GUIDANCE[Kind.UNRECOVERABLE],
+        attempts=1,
+        stop="kind",
+        why_stopped=why,
+        history=[attempt(1, error, "unrecoverable", reason, stop="kind", why_stopped=why)],
+        cause=cause,
+        exception=error,
+        arguments={"path": "/x"},
+        guidance_in_content=True,
+    )
+    assert verdict_from_record(result.response_metadata["toolmend"]) == Verdict(
+        True,
+        Kind.UNRECOVERABLE,
+        "exception",
+        Source.EXCEPTION,
+        reason,
+        GUIDANCE[Kind.UNRECOVERABLE],
+    )
     assert shape(model.seen[1]) == shape(out["messages"][:3])
 
 
@@ -331,8 +368,30 @@ def test_contract_violation_delivers_the_receipt() -> None:
         '{"minimum": 0}, "observed": -3, "detail": "-3 is less than the minimum of 0"}], '
         '"admissible_recovery_tools": []}}'
     )
-    record = bad.response_metadata["toolmend"]
-    assert (record["failed"], record["contract"]["changed"]) == (False, True)
+    violation = {
+        "code": "schema_violation",
+        "path": "price",
+        "expected": {"minimum": 0},
+        "observed": -3,
+        "detail": "-3 is less than the minimum of 0",
+    }
+    receipt = {
+        "status": "inconsistent",
+        "violations": [violation],
+        "admissible_recovery_tools": [],
+    }
+    assert bad.response_metadata["toolmend"] == call_record(
+        tool="quote",
+        effect="read_only",
+        effect_source="declared",
+        form="c3",
+        failed=False,
+        attempts=1,
+        source="contract",
+        violations=[violation],
+        receipt=receipt,
+        shown=bad.content,
+    )
     assert notes(model.seen[1]) == []
 
 
@@ -400,7 +459,9 @@ def test_a_returned_transient_error_is_retried_for_a_read_only_tool() -> None:
     assert (result.status, result.content) == ("success", "page text")
     record = result.response_metadata["toolmend"]
     assert record["attempts"] == 2
-    assert record["retried"] == ["Error: connection reset by peer (ECONNRESET)"]
+    assert [entry["error"] for entry in record["history"]] == [
+        "toolmend.ResultFailed: Error: connection reset by peer (ECONNRESET)"
+    ]
 
 
 def test_a_returned_transient_error_of_a_write_is_not_retried() -> None:

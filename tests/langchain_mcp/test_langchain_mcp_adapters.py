@@ -33,6 +33,7 @@ from lc_support import ai, call, shape
 from mcp.client.stdio import StdioServerParameters
 from mcp_sdk import open_connection, structured
 
+from call_records import attempt, call_record
 from toolmend import Kind
 from toolmend.integrations import GUIDANCE, VERIFY_FIRST
 from toolmend.retry import SleepLog
@@ -113,14 +114,28 @@ async def test_a_rate_limited_read_is_retried_after_the_hint(
         ("tool", "c1", "search", "success", [{"type": "text", "text": "3 results for mcp"}]),
     ]
     error = "Error executing tool search: rate limit exceeded, retry in 2s"
+    first = attempt(
+        1,
+        f"toolmend.ResultFailed: {error}" if handled else f"{RAISED}: {error}",
+        "transient",
+        "returned failure: ate limit" if handled else "text 'ate limit'",
+        retry_after=2.0,
+        delay=2.0,
+    )
     assert reports(out["messages"]) == [
         {
             "message_id": out["messages"][2].id,
             "tool_call_id": "c1",
             "type": "tool",
-            "failed": False,
-            "attempts": 2,
-            "retried": [error if handled else f"{RAISED}: {error}"],
+            **call_record(
+                tool="search",
+                effect="read_only",
+                effect_source="declared",
+                form="c3",
+                failed=False,
+                attempts=2,
+                history=[first],
+            ),
         }
     ]
 

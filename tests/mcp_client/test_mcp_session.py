@@ -20,6 +20,7 @@ from mcp_sdk import (
     structured,
 )
 
+from call_records import attempt
 from toolmend import Kind, LoopGuard, RetryPolicy
 from toolmend.contracts import Contracts
 from toolmend.integrations import GUIDANCE, PILE_UP, VERIFY_FIRST
@@ -85,11 +86,14 @@ async def test_read_only_rate_limit_is_retried_after_the_hint(
     assert findings["effect"] == "read_only"
     assert findings["effect_source"] == ("declared" if "effects" in options else "annotations")
     assert findings["history"] == [
-        {
-            "attempt": 1,
-            "error": "Error executing tool search: rate limit exceeded, retry in 2s",
-            "delay": 2.0,
-        }
+        attempt(
+            1,
+            "Error executing tool search: rate limit exceeded, retry in 2s",
+            "transient",
+            "text 'ate limit'",
+            retry_after=2.0,
+            delay=2.0,
+        )
     ]
     assert "toolmend.mcp: search succeeded after 2 attempts" in caplog.messages
 

@@ -11,7 +11,6 @@ import httpx
 from agents import RunConfig
 from agents.testing import ScriptedModel, assistant_message, function_call
 
-from toolmend.failure import user_frames
 from toolmend_openai_agents import Captured, run_config
 
 NOTE_START = "Note from the tool runtime:"
@@ -89,11 +88,11 @@ def line_of(fn: Any, needle: str) -> str:
 
 
 def where(captured: Captured, index: int = 0) -> str:
-    """The ``Where:`` frames the core shows for a captured failure."""
-    exception = captured.failures[index].failure.exception
-    assert exception is not None
-    frames = user_frames(exception)
-    assert frames is not None
+    """The ``Where:`` frames the core shows for a captured failure (the end of its cause)."""
+    cause = captured.failures[index].cause
+    assert cause is not None
+    _, found, frames = cause.rpartition("\nWhere: ")
+    assert found
     return frames
 
 

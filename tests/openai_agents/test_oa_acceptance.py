@@ -106,7 +106,7 @@ async def test_permission_error_reaches_the_model_with_its_cause_and_the_c3_note
     assert GENERIC not in str(model.calls[1].input)
     assert result.to_input_list() == [*sent, answer_item("I may not read that file.")]
     assert not has_note(result.to_input_list())
-    assert [(f.call_id, f.failure.kind.value, f.failure.rule) for f in captured.failures] == [
+    assert [(f.call_id, f.kind, f.rule) for f in captured.failures] == [
         ("call_1", "unrecoverable", "exception")
     ]
     assert [r.header() for r in captured.rewrites] == [
@@ -184,8 +184,8 @@ async def test_write_that_committed_then_timed_out_is_not_retried_and_asks_to_ve
         output_item("call_p", cause),
         note(runtime_note("send_payment", "to=bob, amount=50", cause, VERIFY_FIRST)),
     ]
-    failure = captured.failures[0].failure
-    assert (failure.kind.value, failure.outcome_unknown, failure.attempts) == (
+    failure = captured.failures[0]
+    assert (failure.kind, failure.outcome_unknown, failure.attempts) == (
         "transient",
         True,
         1,
@@ -361,8 +361,8 @@ async def test_model_sending_invalid_arguments_is_told_which_field_to_fix() -> N
         output_item("call_1", shown),
         note(runtime_note("read_file", "file=/x", shown, FIXABLE)),
     ]
-    failure = captured.failures[0].failure
-    assert (failure.kind.value, failure.rule, failure.attempts) == (
+    failure = captured.failures[0]
+    assert (failure.kind, failure.rule, failure.attempts) == (
         "fixable",
         "invalid-arguments",
         0,

@@ -12,6 +12,7 @@ from agents import Agent, Runner
 from oa_support import UNRECOVERABLE, config, note, output_item, runtime_note, script
 
 import toolmend_openai_agents as tm
+from call_records import call_record
 from toolmend.contracts import Contracts
 
 SCHEMA = {"type": "object", "properties": {"price": {"type": "number"}}, "required": ["price"]}
@@ -71,17 +72,17 @@ async def test_a_json_result_that_breaks_its_contract_reaches_the_model_as_the_r
     }
     assert sent == [output_item("call_q", json.dumps(receipt))]
     (record,) = captured.contracts
-    assert record.to_dict() == {
-        "call_id": "call_q",
-        "tool": "get_quote",
-        "arguments": {"symbol": "ACME"},
-        "contract": {
-            "violations": [VIOLATION],
-            "recovery_tools": ["get_quote_backup"],
-            "changed": True,
-        },
-    }
-    assert record.shown == json.dumps(receipt)
+    assert record.to_dict() == call_record(
+        tool="get_quote",
+        failed=False,
+        attempts=1,
+        source="contract",
+        violations=[VIOLATION],
+        receipt=receipt["outcome_contract"],
+        call_id="call_q",
+        arguments={"symbol": "ACME"},
+        shown=json.dumps(receipt),
+    )
     assert (captured.failures, captured.rewrites) == ((), ())
     assert caplog.messages == [
         "toolmend: get_quote result violates its contract (call call_q): schema_violation"

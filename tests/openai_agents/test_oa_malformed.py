@@ -96,7 +96,7 @@ async def test_a_misspelled_tool_reads_a_fixable_error_naming_the_tool_and_runs_
     ]
     assert RAN == ["UTC"]
     [failure] = captured.failures
-    assert (failure.call_id, failure.failure.kind.value, failure.failure.rule) == (
+    assert (failure.call_id, failure.kind, failure.rule) == (
         "c1",
         "fixable",
         "unknown-tool",

@@ -75,7 +75,7 @@ async def test_mcp_error_results_and_raised_errors_get_the_note_like_function_to
     assert result.to_input_list()[:-1] == sent
     assert sorted(seen) == [("echo", False), ("read_secret", True)]
     # -32602 (invalid params) is fixable by its JSON-RPC code, which the text does not show.
-    assert [(f.call_id, f.failure.kind.value, f.failure.rule) for f in captured.failures] == [
+    assert [(f.call_id, f.kind, f.rule) for f in captured.failures] == [
         ("c1", "unrecoverable", "is_error"),
         ("c2", "fixable", "exception"),
     ]

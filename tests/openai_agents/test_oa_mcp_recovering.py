@@ -30,8 +30,11 @@ from oa_support import (
 )
 
 import toolmend_openai_agents as tm
+from call_records import attempt, call_record
+from toolmend import Kind, Verdict
 from toolmend.contracts import Contracts
 from toolmend.failure import EXHAUSTED, LATER
+from toolmend.integrations import Source, verdict_from_record
 from toolmend.retry import SleepLog, Stop
 
 SERVER = str(Path(__file__).with_name("oa_mcp_server.py"))
@@ -89,10 +92,17 @@ async def test_a_read_only_tool_failing_twice_is_retried_and_the_model_sees_the_
         {"sku": "A1"},
         3,
     )
-    assert [(r.attempt, r.error, r.kind.value, r.delay) for r in retried.history] == [
-        (1, error, "transient", sleeps.sleeps[0]),
-        (2, error, "transient", sleeps.sleeps[1]),
-    ]
+    assert retried.to_dict() == call_record(
+        tool="stock",
+        failed=False,
+        attempts=3,
+        history=[
+            attempt(n, error, "transient", "returned failure: Service Unavailable", delay=delay)
+            for n, delay in enumerate(sleeps.sleeps, 1)
+        ],
+        call_id="c1",
+        arguments={"sku": "A1"},
+    )
     assert len(sleeps.sleeps) == 2
     assert captured.to_dict()["retries"][0]["attempts"] == 3
 
@@ -133,15 +143,17 @@ async def test_a_write_or_undeclared_tool_runs_once_and_the_model_is_asked_to_ve
         note(runtime_note("set_price", "sku=A1, price=2.5", failed, VERIFY_FIRST)),
     ]
     (record,) = captured.failures
-    failure = record.failure
     assert (record.call_id, record.shown) == ("c1", failed)
-    assert (failure.kind.value, failure.rule, failure.attempts, failure.outcome_unknown) == (
+    assert (record.kind, record.rule, record.attempts, record.outcome_unknown) == (
         "transient",
         "is_error",
         1,
         True,
     )
-    assert (failure.cause, failure.guidance, failure.stop) == (failed, VERIFY_FIRST, Stop.UNSAFE)
+    assert (record.cause, record.guidance, record.stop) == (failed, VERIFY_FIRST, Stop.UNSAFE)
+    assert verdict_from_record(record.to_dict()) == Verdict(
+        True, Kind.TRANSIENT, "is_error", Source.FLAG, "Service Unavailable", VERIFY_FIRST
+    )
     assert captured.retries == ()
 
 
@@ -160,13 +172,13 @@ async def test_a_read_only_tool_that_stays_down_stops_after_its_attempts(
         note(runtime_note("always_down", "sku=A1", failed, exhausted)),
     ]
     (record,) = captured.failures
-    assert (record.shown, record.failure.attempts, record.failure.stop) == (
+    assert (record.shown, record.attempts, record.stop) == (
         failed,
         3,
-        record.failure.history[-1].stop,
+        record.history[-1]["stop"],
     )
-    assert record.failure.to_dict()["stop"] == "attempts"
-    assert [h.attempt for h in record.failure.history] == [1, 2, 3]
+    assert record.to_dict()["stop"] == "attempts"
+    assert [h["attempt"] for h in record.history] == [1, 2, 3]
 
 
 async def test_a_raised_transient_error_of_a_read_only_tool_is_retried(tmp_path: Path) -> None:
@@ -175,7 +187,7 @@ async def test_a_raised_transient_error_of_a_read_only_tool_is_retried(tmp_path:
 
     assert len(runs(tmp_path, "stock_raising")) == 2
     assert model.calls[1].input[2:] == [output_item("c1", text(STOCK))]
-    assert [(r.attempts, r.history[0].error) for r in captured.retries] == [
+    assert [(r.attempts, r.history[0]["error"]) for r in captured.retries] == [
         (2, "mcp.MCPError: upstream request timed out")
     ]
 
@@ -194,9 +206,7 @@ async def test_a_raised_transient_error_of_an_undeclared_tool_is_shown_by_the_fa
         output_item("c1", raised),
         note(runtime_note("stock_raising", "sku=A1", raised, VERIFY_FIRST)),
     ]
-    assert [(f.shown, f.failure.attempts, f.failure.rule) for f in captured.failures] == [
-        (raised, 1, "exception")
-    ]
+    assert [(f.shown, f.attempts, f.rule) for f in captured.failures] == [(raised, 1, "exception")]
 
 
 @pytest.mark.parametrize(("trust", "executions"), [(True, 3), (False, 1)])
@@ -271,7 +281,7 @@ async def test_failures_that_are_not_retried_read_as_without_the_wrapper(tmp_pat
                 (
                     f.call_id,
                     f.shown,
-                    {k: v for k, v in f.failure.to_dict().items() if k not in decided},
+                    {k: v for k, v in f.to_dict().items() if k not in decided},
                 )
                 for f in captured.failures
             ),
@@ -279,11 +289,11 @@ async def test_failures_that_are_not_retried_read_as_without_the_wrapper(tmp_pat
         )
 
     assert said(ours) == said(plain)
-    assert [(f.failure.stop, len(f.failure.history)) for f in ours.failures] == [
+    assert [(f.stop, len(f.history)) for f in ours.failures] == [
         (Stop.KIND, 1),
         (Stop.KIND, 1),
     ]
-    assert sorted((f.call_id, f.failure.kind.value, f.failure.rule) for f in ours.failures) == [
+    assert sorted((f.call_id, f.kind, f.rule) for f in ours.failures) == [
         ("c1", "unrecoverable", "is_error"),
         ("c2", "fixable", "exception"),
     ]
@@ -319,7 +329,7 @@ async def test_the_runs_loop_guard_refuses_an_exact_repeat_of_an_unrecoverable_m
         output_item("c2", repeated),
         note(runtime_note("read_secret", "path=/etc/shadow", repeated, UNRECOVERABLE)),
     ]
-    assert [(f.call_id, f.failure.rule, f.failure.attempts) for f in captured.failures] == [
+    assert [(f.call_id, f.rule, f.attempts) for f in captured.failures] == [
         ("c1", "is_error", 1),
         ("c2", "loop-repeat", 0),
     ]
@@ -360,12 +370,17 @@ async def test_a_result_that_breaks_its_contract_reaches_the_model_as_the_receip
     }
     assert model.calls[1].input[2:] == [output_item("c1", text(json.dumps(receipt)))]
     (record,) = captured.contracts
-    assert record.to_dict() == {
-        "call_id": "c1",
-        "tool": "quote",
-        "arguments": {"symbol": "ACME"},
-        "contract": {"violations": [VIOLATION], "recovery_tools": [], "changed": True},
-    }
+    assert record.to_dict() == call_record(
+        tool="quote",
+        failed=False,
+        attempts=1,
+        source="contract",
+        violations=[VIOLATION],
+        receipt=receipt["outcome_contract"],
+        call_id="c1",
+        arguments={"symbol": "ACME"},
+        shown=json.dumps(receipt),
+    )
     assert (captured.failures, captured.rewrites) == ((), ())
 
 

@@ -70,7 +70,7 @@ async def test_time_server_mistakes_reach_the_model_as_fixable_and_the_run_goes_
         output_item("c2", NO_GET_TIME),
         note(runtime_note("get_time with timezone=UTC", NO_GET_TIME, FIXABLE)),
     ]
-    assert [(f.call_id, f.failure.kind.value, f.failure.rule) for f in captured.failures] == [
+    assert [(f.call_id, f.kind, f.rule) for f in captured.failures] == [
         ("c1", "fixable", "is_error"),
         ("c2", "fixable", "unknown-tool"),
     ]
@@ -116,7 +116,7 @@ async def test_git_and_everything_servers_errors_in_their_own_words(tmp_path: Pa
         output_item("c1", text(f"Error executing tool git_status: {missing}"))
     ]
     [failure] = captured.failures
-    assert (failure.failure.kind.value, failure.failure.guidance) == ("ambiguous", None)
+    assert (failure.kind, failure.guidance) == ("ambiguous", None)
 
     everything = tm.RecoveringServer(_stdio(npm_server("server-everything")))
     model, captured = await _run(
@@ -127,4 +127,4 @@ async def test_git_and_everything_servers_errors_in_their_own_words(tmp_path: Pa
         note(runtime_note("get-sum with a=one, b=2", INVALID_SUM, FIXABLE)),
     ]
     [failure] = captured.failures
-    assert (failure.failure.kind.value, failure.failure.attempts) == ("fixable", 1)
+    assert (failure.kind, failure.attempts) == ("fixable", 1)

@@ -106,7 +106,7 @@ async def test_a_write_that_honours_its_key_is_retried_with_the_same_key(
         {"amount": 5},
         3,
     )
-    assert [(r.attempt, r.error, r.delay) for r in retried.history] == [
+    assert [(r["attempt"], r["error"], r["delay"]) for r in retried.history] == [
         (1, "httpx.ReadTimeout: timed out", sleeps.sleeps[0]),
         (2, "httpx.ReadTimeout: timed out", sleeps.sleeps[1]),
     ]
@@ -150,7 +150,7 @@ async def test_verify_hook_decides_whether_a_timed_out_write_is_repeated() -> No
         output_item("call_2", cause),
         note(runtime_note("pay", "amount=2", cause, LANDED)),
     ]
-    assert captured.failures[0].failure.stop == "landed"
+    assert captured.failures[0].stop == "landed"
 
 
 async def test_the_runs_loop_guard_refuses_an_exact_repeat_of_an_unrecoverable_call() -> None:

@@ -59,7 +59,18 @@ STOP_SENTENCES: Mapping[Stop, str] = {
 
 @dataclass(frozen=True, slots=True)
 class AttemptRecord:
-    """One failed attempt and what was decided after it, for reports and hooks."""
+    """One failed attempt and what was decided after it, for reports and hooks.
+
+    Attributes:
+        attempt: Which attempt failed (1 for the first).
+        error: What it raised, in one line.
+        kind: The failure's kind.
+        reason: The evidence.
+        retry_after: Seconds the failure asked to wait.
+        before_dispatch: Whether the request never left the client.
+        outcome_unknown: Whether a write may have taken effect.
+        stop: Why no further attempt followed; ``None`` when one did.
+    """
 
     attempt: int
     error: str

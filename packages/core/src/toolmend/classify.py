@@ -58,6 +58,11 @@ class Classification:
     ``code:<system>`` (a published code table), ``http`` (a status code),
     ``envelope`` (a structured error body), ``retry-hint``, ``timeout`` (a
     command's own, which stays ambiguous), ``user`` (a user rule) or ``none``.
+
+    Attributes:
+        kind: What the error means for the next action.
+        reason: The span of text or the code that decided.
+        basis: The rule that read it.
     """
 
     kind: Kind
@@ -165,6 +170,10 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
 
     ``wide=False`` applies only the common words, as for the coding agents'
     own rules, whose shell output quotes other programs' errors.
+
+    Args:
+        text: The error text.
+        wide: Apply the wider wording and structured envelopes, not only the common words.
     """
     stripped = text.lstrip()
     if wide and stripped[:1] == "{":

@@ -78,7 +78,11 @@ class ContextPolicy:
             object.__setattr__(self, "agent_steps", frozenset(self.agent_steps))
 
     def filters(self, tool: str | None) -> bool:
-        """Whether the error text of ``tool`` is filtered for developer steps."""
+        """Whether the error text of ``tool`` is filtered for developer steps.
+
+        Args:
+            tool: The tool's name.
+        """
         if not self.filter_steps or self.agent_steps is True:
             return False
         return not (isinstance(self.agent_steps, frozenset) and tool in self.agent_steps)

@@ -37,7 +37,15 @@ _ONE_LINE = 500
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """The outcome of classifying one tool result (see :func:`classify_result`)."""
+    """The outcome of classifying one tool result (see :func:`classify_result`).
+
+    Attributes:
+        failed: Whether the result is a failure.
+        kind: The failure's kind.
+        rule: The rule that judged it.
+        source: Where the failure was seen.
+        reason: The evidence.
+    """
 
     failed: bool
     kind: Kind | None = None
@@ -75,6 +83,9 @@ def text_of(content: Any) -> str | None:
 
     Lists of parts keep only their text parts (images and other blocks are not
     the error); anything else is not understood and is left alone.
+
+    Args:
+        content: A message's content (a text or a list of parts).
     """
     if isinstance(content, str):
         return content

@@ -78,6 +78,11 @@ def effect_of(
     ``tool`` may be a function or a framework tool object wrapping one (its
     ``func`` or ``coroutine``); ``name`` defaults to its ``name`` or ``__name__``.
     Undeclared tools are ``UNKNOWN``.
+
+    Args:
+        tool: A function or a framework tool object wrapping one.
+        declared: Effects declared by tool name; they win over the decorator.
+        name: The tool's name (default: its ``name`` or ``__name__``).
     """
     key = name or getattr(tool, "name", None) or getattr(tool, "__name__", None)
     if declared and isinstance(key, str) and key in declared:

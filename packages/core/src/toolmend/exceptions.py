@@ -46,6 +46,13 @@ class ExceptionInfo:
     ``before_dispatch`` is true only when the request demonstrably never left
     the client (connection refused, DNS failure, no pooled connection), which
     makes a repeat safe whatever the tool does.
+
+    Attributes:
+        kind: What the exception means for the next action.
+        reason: The evidence that decided it.
+        retry_after: Seconds the exception asked to wait.
+        before_dispatch: Whether the request never left the client.
+        status: The HTTP status the exception carries, if any.
     """
 
     kind: Kind
@@ -269,7 +276,11 @@ def _first(exc: BaseException, table: frozenset[str]) -> str | None:
 
 
 def describe_exception(exc: BaseException) -> str:
-    """``package.Type: message``, the line a model reads (builtins keep their bare name)."""
+    """``package.Type: message``, the line a model reads (builtins keep their bare name).
+
+    Args:
+        exc: The exception.
+    """
     cls = type(exc)
     package = cls.__module__.split(".", 1)[0]
     name = cls.__name__ if package in ("builtins", "__main__") else f"{package}.{cls.__name__}"
@@ -528,6 +539,12 @@ class ResultFailed(Exception):
     ``ToolMessage``, an MCP ``isError`` result) rather than raising them; an
     adapter raises this with the result's text, its verdict and the result, and
     gets the result back from the failure when no retry followed.
+
+    Args:
+        text: The result's text, the error of the attempt.
+        kind: The verdict's kind.
+        reason: The verdict's reason.
+        result: The result itself, handed back when no retry followed.
     """
 
     def __init__(self, text: str, kind: Kind | None, reason: str | None, result: Any) -> None:

@@ -135,6 +135,21 @@ class ToolFailure:
     A value, not an exception, so a tool can return it as its result.
     ``cause`` says what failed and ``guidance`` the next step (``None`` for
     an ambiguous failure: wrong guidance costs more than none).
+
+    Attributes:
+        tool: The tool's name.
+        arguments: The arguments of the call.
+        kind: What the failure means for the next action.
+        attempts: Attempts made in all (0: refused before it ran).
+        cause: What failed, capped: the text the model reads.
+        guidance: The next step for the model.
+        rule: The rule that judged the failure.
+        reason: The evidence the classifier found.
+        retry_after: Seconds the failure asked to wait before another attempt.
+        outcome_unknown: Whether a write may have taken effect (the verify-first case).
+        stop: Why no further attempt was made; ``None`` when toolmend did not retry.
+        exception: What the last attempt raised, if anything.
+        history: The failed attempts, oldest first.
     """
 
     tool: str
@@ -159,6 +174,10 @@ class ToolFailure:
 
         What the tool result itself says in ``form``: ``text`` (default: the cause),
         followed by the guidance in form C1, the one form that puts it in the result.
+
+        Args:
+            form: The delivery form.
+            text: The result's own text (default: the cause).
         """
         shown = self.cause if text is None else text
         if self.guidance is None or Form.parse(form) is not Form.C1:
@@ -189,6 +208,12 @@ class ToolFailure:
         :class:`ToolFailed` gives back the failure it carries; otherwise the
         exception is classified, and a tool whose ``effect`` is not repeatable
         gets the verify-first guidance when the call may have landed.
+
+        Args:
+            exc: What the attempt raised.
+            tool: The tool's name.
+            arguments: The arguments of the call.
+            effect: The tool's declared effect.
         """
         if isinstance(exc, ToolFailed):
             return exc.failure
@@ -211,6 +236,12 @@ class ToolFailure:
 
         For results a framework delivered as content, such as an MCP ``isError``
         result; ``None`` when the verdict is not a failure.
+
+        Args:
+            verdict: The core's verdict on the result.
+            tool: The tool's name.
+            arguments: The arguments of the call.
+            text: The result's text, which becomes the cause.
         """
         if not verdict.failed or verdict.kind is None:
             return None
@@ -240,6 +271,9 @@ class ToolFailure:
         was judged by, as without retrying, and with no exception (the model
         reads the result itself); and ``verdict`` carrying this failure's next
         kind and next step, for the adapter's record of the result.
+
+        Args:
+            verdict: The verdict on the result the last attempt returned.
         """
         shown = dataclasses.replace(
             self, rule=verdict.rule or "is_error", reason=verdict.reason, exception=None
@@ -254,6 +288,13 @@ class ToolFailure:
 
         A call refused before it ran because the model wrote it wrong: always fixable,
         and nothing ran, so nothing can be duplicated.
+
+        Args:
+            tool: The tool's name.
+            arguments: The arguments as the model wrote them.
+            cause: What is wrong with the call.
+            rule: The rule that refused it.
+            reason: The evidence, for the report.
         """
         return cls(
             tool=tool,
@@ -273,6 +314,11 @@ class ToolFailure:
         """A call refused before it ran because its arguments are invalid: always fixable.
 
         ``details`` names what is wrong (see :func:`validation_details`).
+
+        Args:
+            tool: The tool's name.
+            arguments: The arguments as the model wrote them.
+            details: What is wrong with them.
         """
         cause = INVALID_ARGUMENTS.format(tool=tool, details=details)
         return cls.not_run(
@@ -325,6 +371,9 @@ class ToolFailed(Exception):
     A guarded tool returns its failure as a value; raising it as this lets the
     framework treat the call as failed (spans, hooks, its failure handler) while
     :meth:`ToolFailure.from_exception` still recovers the exact failure.
+
+    Args:
+        failure: The failure it carries.
     """
 
     def __init__(self, failure: ToolFailure) -> None:
@@ -349,6 +398,11 @@ def validation_details(
     arguments the model wrote, when the framework adds others itself (an
     injected id or state) that are missing until the call runs.  ``""`` when no
     error is left.
+
+    Args:
+        error: A pydantic ``ValidationError``.
+        prefix: What starts each path, e.g. the parameter name.
+        only: The top-level names whose errors are kept (``None``: all).
     """
     found = []
     for item in error.errors(include_url=False):

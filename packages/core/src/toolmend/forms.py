@@ -32,7 +32,12 @@ log = logging.getLogger("toolmend")
 
 @dataclass(frozen=True, slots=True)
 class Rewrite:
-    """The conversation the model should see, and what was done to get it."""
+    """The conversation the model should see, and what was done to get it.
+
+    Attributes:
+        messages: The conversation to send, in its own format.
+        report: What was found and done.
+    """
 
     messages: Any
     report: Report

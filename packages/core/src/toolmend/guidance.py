@@ -72,6 +72,9 @@ def cap_error(text: str) -> str:
 
     The head carries the exception, the tail carries the final line of a trace;
     the count of what was omitted keeps the cut visible to the model.
+
+    Args:
+        text: The error text.
     """
     text = text.strip()
     if len(text) <= CAP_LIMIT:
@@ -89,7 +92,11 @@ def _value_text(value: Any) -> str:
 
 
 def format_arguments(arguments: Any) -> str:
-    """``key=value`` pairs in the call's order; a non-mapping is shown as compact JSON."""
+    """``key=value`` pairs in the call's order; a non-mapping is shown as compact JSON.
+
+    Args:
+        arguments: The call's arguments (a mapping, a JSON text or any value).
+    """
     if isinstance(arguments, Mapping):
         return ", ".join(f"{key}={_value_text(value)}" for key, value in arguments.items())
     if arguments is None:
@@ -107,7 +114,12 @@ def format_arguments(arguments: Any) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Note:
-    """A runtime note and what had to be neutralised in the tool text it restates."""
+    """A runtime note and what had to be neutralised in the tool text it restates.
+
+    Attributes:
+        text: The note's text.
+        neutralised: Instruction-like phrases of the tool text that were neutralised.
+    """
 
     text: str
     neutralised: tuple[str, ...] = ()
@@ -170,7 +182,14 @@ def compose_note(
 
 
 def runtime_note(name: str | None, arguments: Any, error: str, guidance: str) -> str:
-    """The note's text (see :func:`compose_note`)."""
+    """The note's text (see :func:`compose_note`).
+
+    Args:
+        name: The tool's name.
+        arguments: The call's arguments.
+        error: The error to quote.
+        guidance: The next step.
+    """
     return compose_note(name, arguments, error, guidance).text
 
 

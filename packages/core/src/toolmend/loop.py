@@ -86,6 +86,12 @@ class Observation:
 
     ``verdict`` is what was recorded or detected for its result; ``error`` the
     text to quote if the exact call comes again (default: a short stand-in).
+
+    Attributes:
+        tool: The tool's name.
+        arguments: The call's arguments.
+        verdict: What was recorded or detected for its result.
+        error: The text to quote if the exact call comes again.
     """
 
     tool: str
@@ -112,6 +118,17 @@ class LoopGuard:
     consecutive failures of a tool with the same error class replace the advice
     with :data:`toolmend.pileup.PILE_UP` (stop, or ask the user); ``None`` or 0
     turns that off.
+
+    Args:
+        max_consecutive_failures: Failures in a row of one tool that call for the advice.
+        block_exact_repeats: Refuse a repeat of a call that failed as fixable or unrecoverable.
+        stub_superseded: Turn collapsing on in the adapter's rewrite.
+        hard_stop: Refuse further calls of a failing tool (a circuit) instead of only advising.
+        cool_down: Seconds after its last failure before a stopped tool gets a trial call.
+        cool_down_calls: Refused calls after which a stopped tool gets a trial call.
+        forget_after: Seconds after which remembered failures are forgotten (``None``: never).
+        clock: The clock the cool-down and forgetting read (for tests).
+        pile_up_after: Failures of a tool with one error class that call for the pile-up note.
     """
 
     def __init__(
@@ -178,13 +195,21 @@ class LoopGuard:
             self._streaks.forget(tool)
 
     def consecutive_failures(self, tool: str) -> int:
-        """Failures in a row of ``tool`` that this guard still remembers."""
+        """Failures in a row of ``tool`` that this guard still remembers.
+
+        Args:
+            tool: The tool's name.
+        """
         with self._lock:
             self._forget_old(self._clock())
             return self._consecutive.get(tool, 0)
 
     def piled_up(self, tool: str) -> str | None:
-        """The pile-up sentence when ``tool``'s last failures share one error class, if due."""
+        """The pile-up sentence when ``tool``'s last failures share one error class, if due.
+
+        Args:
+            tool: The tool's name.
+        """
         count = self.consecutive_failures(tool)
         with self._lock:
             streak = self._streaks.current(tool)
@@ -198,6 +223,9 @@ class LoopGuard:
         Failures that pile up (the same error class, ``pile_up_after`` times)
         get the pile-up sentence; any other run of ``max_consecutive_failures``
         gets :data:`ADVICE`.
+
+        Args:
+            tool: The tool's name.
         """
         piled = self.piled_up(tool)
         if piled is not None:
@@ -212,6 +240,9 @@ class LoopGuard:
 
         The pile-up sentence replaces the guidance instead: a kind's sentence
         ("retrying is expected to succeed") no longer holds after it.
+
+        Args:
+            failure: The failure of a call that ran.
         """
         if failure.rule in LOOP_RULES:
             return failure
@@ -225,7 +256,12 @@ class LoopGuard:
         return dataclasses.replace(failure, guidance=guidance)
 
     def before(self, tool: str, arguments: Mapping[str, Any]) -> ToolFailure | None:
-        """A failure to return instead of running the call, or ``None`` to run it."""
+        """A failure to return instead of running the call, or ``None`` to run it.
+
+        Args:
+            tool: The tool's name.
+            arguments: The call's arguments.
+        """
         from .failure import LOOP_BUDGET, ToolFailure
 
         key = (tool, canonical(arguments))
@@ -284,6 +320,12 @@ class LoopGuard:
         A failure this guard returned from :meth:`before` was counted there and
         is ignored.  ``error`` is the text the model was shown, when that is not
         the failure's ``cause``.
+
+        Args:
+            tool: The tool's name.
+            arguments: The call's arguments.
+            failure: How it failed; ``None`` for a success.
+            error: The text the model was shown, when it is not the failure's cause.
         """
         if failure is None:
             self.record(tool, arguments, None)
@@ -308,6 +350,14 @@ class LoopGuard:
         that a guard refused: it is no failure (it neither counts toward the
         tool's run of failures nor is a failure to refuse a repeat of), but it
         counts toward ``cool_down_calls``.
+
+        Args:
+            tool: The tool's name.
+            arguments: The call's arguments.
+            kind: The failure's kind; ``None`` for a success.
+            error: The text to repeat if the exact call comes again.
+            guidance: The next step (default: the kind's sentence).
+            refused: Whether a guard refused the call.
         """
         with self._lock:
             now = self._clock()
@@ -339,6 +389,9 @@ class LoopGuard:
         For adapters that keep no guard between calls and rebuild one from the
         conversation: a call the guard refused then (rule ``loop-repeat`` or
         ``loop-budget``) is a refusal again, not a failure.
+
+        Args:
+            observations: The run's finished calls, oldest first.
         """
         for seen in observations:
             verdict = seen.verdict
@@ -355,7 +408,11 @@ class LoopGuard:
                 )
 
     def reset(self, tool: str | None = None) -> None:
-        """Forget failures of one tool, or of all (e.g. after the user fixed a permission)."""
+        """Forget failures of one tool, or of all (e.g. after the user fixed a permission).
+
+        Args:
+            tool: The tool's name; ``None`` for every tool.
+        """
         with self._lock:
             if tool is None:
                 self._failed.clear()
@@ -394,6 +451,11 @@ def stub_superseded_failures(
     stubbed.  The same collapse (with runs of identical errors) is part of
     :func:`toolmend.rewrite` through its ``context`` (:class:`toolmend.ContextPolicy`);
     this function is the resolved-failures half alone, on the whole list.
+
+    Args:
+        messages: The conversation.
+        format: Its format (``openai``, ``responses`` or ``anthropic``).
+        recorded: Call id -> verdict, where the adapter recorded one.
     """
     codec = CODECS.get(format)
     if codec is None or not isinstance(messages, Sequence) or isinstance(messages, str):

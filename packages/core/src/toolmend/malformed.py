@@ -162,6 +162,10 @@ def parse_arguments(raw: Any, *, repair: bool = True) -> ParsedArguments:
 
     An empty text means no arguments.  A text that does not parse is repaired
     only when ``repair`` and exactly one repair exists.
+
+    Args:
+        raw: The arguments: a mapping, a JSON text or ``None``.
+        repair: Repair a text that does not parse, where exactly one repair exists.
     """
     if raw is None:
         return ParsedArguments({})
@@ -204,6 +208,11 @@ def unknown_tool(tool: str, available: Iterable[str] | None, arguments: Any = No
 
     The closest name comes first in a "Did you mean" hint: a misspelling is the
     usual cause.  ``available=None`` when the framework cannot say which exist.
+
+    Args:
+        tool: The name the model called.
+        available: The names of the tools that exist (``None``: unknown).
+        arguments: The arguments the model sent.
     """
     shown = tool if len(tool) <= NAME_LIMIT else tool[:NAME_LIMIT] + "…"
     if available is None:
@@ -224,6 +233,10 @@ def argument_errors(schema: Mapping[str, Any] | None, arguments: Mapping[str, An
 
     What is wrong with ``arguments`` under the tool's input ``schema``: each error's
     path and what was expected, joined by ``; `` (``None``: nothing, or no schema).
+
+    Args:
+        schema: The tool's input schema.
+        arguments: The arguments the model sent.
     """
     if not schema:
         return None
@@ -255,6 +268,13 @@ def check_call(
     ``tools`` maps each available tool to its input schema (``None``: unknown
     schema); ``None`` for ``tools`` skips the name check.  A repair or failure
     is logged here, so every adapter reports it the same way.
+
+    Args:
+        tool: The name the model called.
+        raw_arguments: The arguments as the model wrote them.
+        tools: Each available tool with its input schema.
+        repair: Repair arguments that do not parse, where exactly one repair exists.
+        validate: Check the arguments against the tool's input schema.
     """
     if tools is not None and tool not in tools:
         failure = unknown_tool(tool, tools, raw_arguments)

@@ -61,7 +61,20 @@ class Source(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Detection:
-    """One failed tool result, where it sits, and why it was judged so."""
+    """One failed tool result, where it sits, and why it was judged so.
+
+    Attributes:
+        index: The result's index in the conversation.
+        tool_name: The tool's name.
+        call_id: The id of the call the result answers.
+        arguments: The call's arguments.
+        error: The result's error text.
+        kind: The failure's kind.
+        rule: The rule that judged it.
+        source: Where the failure was seen.
+        reason: The evidence.
+        guidance: The next step the model is given.
+    """
 
     index: int | None
     tool_name: str | None
@@ -103,7 +116,14 @@ class Detection:
 
 @dataclass(frozen=True, slots=True)
 class Report:
-    """What one rewrite saw and did, so users can always see what the model was shown."""
+    """What one rewrite saw and did, so users can always see what the model was shown.
+
+    Attributes:
+        detections: The failed results found.
+        form: The form applied.
+        changed: Whether the conversation differs from what was given.
+        skipped: What could not be read, and why.
+    """
 
     detections: tuple[Detection, ...]
     form: Form

@@ -10,22 +10,32 @@ of them back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .failure import ToolFailure
+from .attempts import AttemptRecord
+from .contracts.review import Review
+from .exceptions import describe_exception
+from .failure import ToolFailure, _jsonable
+from .model import Source
 
 __all__ = ["CallRecord"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CallRecord:
     """What toolmend found about one tool call, as it goes into a JSON-ready record.
 
+    The fields after ``omitted`` are what only some adapters know about a call
+    (its id, what the model was shown, a replay); :meth:`to_dict` writes them
+    only when they are set, so every adapter's record has the same keys plus
+    those.
+
     Attributes:
         tool: The tool's name.
-        effect: The effect the call ran under (``read_only``, ``write``, ...).
+        effect: The effect the call ran under (``read_only``, ``write``, ...);
+            ``None`` where the adapter does not know it.
         effect_source: Where the effect came from: ``declared``, ``annotations``
             or ``default``.
         form: The delivery form the adapter applies.
@@ -46,12 +56,23 @@ class CallRecord:
         receipt: The outcome-contract envelope body, when one was made.
         neutralised: Instruction-like phrases the note neutralised.
         omitted: Sentences of the error the note left out as steps for the developer.
+        call_id: The framework's id of the call.
+        arguments: The arguments the call ran with.
+        cause: The error as the tool gave it, before any guidance (what a loop
+            guard rebuilt from the record compares).
+        exception: The exception that ended the call, described.
+        shown: What the model reads for the call, where the adapter keeps it.
+        guidance_in_content: Whether the guidance is already in the result the
+            model reads (form C1), so the decision step does not add it again.
+        replayed: Whether a durable run answered the call from its record
+            instead of running the tool again.
+        landed: For a replayed call: whether the verify hook confirmed the effect.
     """
 
     tool: str
-    effect: str
-    effect_source: str
-    form: str
+    effect: str | None = None
+    effect_source: str | None = None
+    form: str | None = None
     failed: bool
     attempts: int
     kind: str | None = None
@@ -69,36 +90,54 @@ class CallRecord:
     receipt: Mapping[str, Any] | None = None
     neutralised: tuple[str, ...] = ()
     omitted: tuple[str, ...] = ()
+    call_id: str | None = None
+    arguments: Mapping[str, Any] | None = None
+    cause: str | None = None
+    exception: str | None = None
+    shown: str | None = None
+    guidance_in_content: bool = False
+    replayed: bool = False
+    landed: bool = False
 
     @classmethod
     def of_failure(
         cls,
         failure: ToolFailure,
         *,
-        effect: str,
-        effect_source: str,
-        form: str,
-        rule: str,
-        source: str,
+        source: str = Source.EXCEPTION.value,
+        rule: str | None = None,
+        effect: str | None = None,
+        effect_source: str | None = None,
+        form: str | None = None,
         note: str | None = None,
         neutralised: tuple[str, ...] = (),
         omitted: tuple[str, ...] = (),
         history: tuple[Mapping[str, Any], ...] | None = None,
+        call_id: str | None = None,
+        shown: str | None = None,
+        guidance_in_content: bool = False,
     ) -> CallRecord:
         """The record of a failed call, with every decision taken from the core's failure.
 
+        The failure's arguments, cause and exception go into the record too, so
+        that a record read back (a loop guard rebuilt from a checkpoint) sees
+        what the failure saw.
+
         Args:
             failure: The core's failure of the call (after the loop guard's advice).
+            source: Where the failure was seen.
+            rule: The rule that judged it (default: the failure's; a returned
+                result's own rule wins over it).
             effect: The effect the call ran under.
             effect_source: Where that effect came from.
             form: The delivery form.
-            rule: The rule that judged it (a returned result's own rule wins over
-                the failure's).
-            source: Where the failure was seen.
             note: The runtime note for the host, if one was composed.
             neutralised: What composing the note neutralised.
             omitted: What the note left out as steps for the developer.
             history: The attempts as the adapter shows them (default: the core's).
+            call_id: The framework's id of the call.
+            shown: What the model reads for the call.
+            guidance_in_content: Whether that text already holds the guidance.
 
         Returns:
             The record.
@@ -111,7 +150,7 @@ class CallRecord:
             failed=True,
             attempts=failure.attempts,
             kind=failure.kind.value,
-            rule=rule,
+            rule=rule if rule is not None else failure.rule,
             source=source,
             reason=failure.reason,
             guidance=failure.guidance,
@@ -125,16 +164,64 @@ class CallRecord:
             history=(
                 history if history is not None else tuple(r.to_dict() for r in failure.history)
             ),
+            call_id=call_id,
+            arguments=failure.arguments,
+            cause=failure.cause,
+            exception=describe_exception(failure.exception) if failure.exception else None,
+            shown=shown,
+            guidance_in_content=guidance_in_content,
+        )
+
+    @classmethod
+    def of_success(
+        cls,
+        tool: str,
+        *,
+        history: Sequence[AttemptRecord] = (),
+        review: Review | None = None,
+        effect: str | None = None,
+        effect_source: str | None = None,
+        form: str | None = None,
+        call_id: str | None = None,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> CallRecord:
+        """The record of a call that succeeded: after retries, or with a contract's review.
+
+        Args:
+            tool: The tool's name.
+            history: The failed attempts before the success, oldest first.
+            review: The outcome contract's review of the result, if it was checked.
+            effect: The effect the call ran under.
+            effect_source: Where that effect came from.
+            form: The delivery form.
+            call_id: The framework's id of the call.
+            arguments: The arguments the call ran with.
+
+        Returns:
+            The record; its source is ``contract`` when the review made a receipt.
+        """
+        made = review.receipt if review is not None else None
+        return cls(
+            tool=tool,
+            effect=effect,
+            effect_source=effect_source,
+            form=form,
+            failed=False,
+            attempts=len(history) + 1,
+            source=Source.CONTRACT.value if made is not None else None,
+            history=tuple(r.to_dict() for r in history),
+            violations=tuple(v.to_dict() for v in review.violations) if review else (),
+            receipt=made.outcome_contract() if made is not None else None,
+            call_id=call_id,
+            arguments=arguments,
+            shown=review.text if review is not None and made is not None else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
         """The record as JSON-ready data, in a fixed key order.
 
-        ``neutralised`` and ``omitted`` appear only when not empty.
+        ``neutralised``, ``omitted`` and the fields after them appear only when set.
         """
-        extra: dict[str, Any] = {"neutralised": list(self.neutralised)} if self.neutralised else {}
-        if self.omitted:
-            extra["omitted"] = list(self.omitted)
         return {
             "tool": self.tool,
             "effect": self.effect,
@@ -155,5 +242,24 @@ class CallRecord:
             "history": [dict(h) for h in self.history],
             "violations": [dict(v) for v in self.violations],
             "receipt": None if self.receipt is None else dict(self.receipt),
-            **extra,
+            **self._extra(),
         }
+
+    def _extra(self) -> dict[str, Any]:
+        """The keys of the fields only some adapters set, when they are set."""
+        extra: dict[str, Any] = {}
+        if self.neutralised:
+            extra["neutralised"] = list(self.neutralised)
+        if self.omitted:
+            extra["omitted"] = list(self.omitted)
+        for key in ("call_id", "cause", "exception", "shown"):
+            value = getattr(self, key)
+            if value is not None:
+                extra[key] = value
+        if self.arguments is not None:
+            extra["arguments"] = _jsonable(self.arguments)
+        if self.guidance_in_content:
+            extra["guidance_in_content"] = True
+        if self.replayed:
+            extra.update(replayed=True, landed=self.landed)
+        return extra

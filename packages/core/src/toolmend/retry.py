@@ -49,6 +49,12 @@ class CallContext:
 
     ``idempotency_key`` is generated once per logical call and is the same on
     every attempt, so a tool that forwards it lets the server deduplicate.
+
+    Attributes:
+        tool: The tool's name.
+        arguments: The call's arguments.
+        attempt: Which attempt this is (1 for the first).
+        idempotency_key: The same on every attempt of one logical call.
     """
 
     tool: str
@@ -64,6 +70,10 @@ class RetryBudget:
     call that succeeded after retrying gives its tokens back, since those
     retries paid off.  So retries are free while they work, and during a
     sustained outage they stop after ``capacity`` plus ``per_call`` per call.
+
+    Args:
+        capacity: Tokens the bucket holds at most (and starts with).
+        per_call: Tokens each logical call adds.
     """
 
     def __init__(self, capacity: float = 10.0, per_call: float = 0.1) -> None:
@@ -89,12 +99,21 @@ class RetryBudget:
             return True
 
     def refund(self, tokens: int) -> None:
-        """Give back tokens taken for retries that never ran (the call was cancelled)."""
+        """Give back tokens taken for retries that never ran (the call was cancelled).
+
+        Args:
+            tokens: How many tokens to give back.
+        """
         with self._lock:
             self._tokens = min(self.capacity, self._tokens + float(tokens))
 
     def settle(self, *, succeeded: bool, retries: int) -> None:
-        """Account for one finished logical call that used ``retries`` retries."""
+        """Account for one finished logical call that used ``retries`` retries.
+
+        Args:
+            succeeded: Whether the call succeeded in the end.
+            retries: How many retries it took.
+        """
         with self._lock:
             refund = float(retries) if succeeded else 0.0
             self._tokens = min(self.capacity, self._tokens + self.per_call + refund)
@@ -135,6 +154,17 @@ class RetryPolicy:
     Retry-After, which is honoured exactly.  A wait that would not fit in
     what is left of ``deadline`` (or exceed ``max_wait`` when there is no
     deadline) is not slept: the call stops and reports the hint instead.
+
+    Attributes:
+        attempts: Attempts at most, the first included.
+        base: Seconds of the first backoff step.
+        cap: Seconds a backoff step may reach at most.
+        deadline: Seconds the whole call may take (``None``: no deadline).
+        budget: The tool's retry budget (default: one shared per tool name).
+        on_attempt: Called before each attempt.
+        on_sleep: Called before each wait, with its seconds.
+        on_give_up: Called with the failure when retrying stops.
+        max_wait: Seconds one wait may take when there is no deadline.
     """
 
     attempts: int = 3
@@ -210,6 +240,10 @@ def testing(enabled: bool = True, *, seed: int | None = None) -> Iterator[SleepL
     per-tool budgets start fresh inside the block and are restored after it.
     ``seed`` makes the jitter reproducible.  Process-wide, like
     ``stamina.set_testing``.
+
+    Args:
+        enabled: Whether the switch is on inside the block.
+        seed: Seeds the jitter.
     """
     log = SleepLog()
     with _state.lock, _budgets_lock:

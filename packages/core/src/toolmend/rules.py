@@ -40,6 +40,16 @@ class Rule:
     JSON object result (``error.reason``) whose value must equal ``equals``.
     ``tool`` scopes the rule to tools whose name matches it (a ``fnmatch``
     pattern); ``name`` is what reports show as the rule.
+
+    Attributes:
+        kind: The kind a match decides: ``transient``, ``fixable``, ``unrecoverable`` or
+            ``ambiguous``.
+        phrase: A substring of the text.
+        code: A code that must stand as a whole token in the text.
+        field: A dotted path into a JSON object result.
+        equals: The value at ``field`` that matches.
+        tool: A pattern of the tool names the rule applies to.
+        name: What reports show as the rule.
     """
 
     kind: str
@@ -99,7 +109,11 @@ def _field(obj: Any, path: str) -> Any:
 
 
 class Rules:
-    """An ordered set of user rules: the first that matches decides."""
+    """An ordered set of user rules: the first that matches decides.
+
+    Args:
+        rules: The rules (or their mappings), in order.
+    """
 
     __slots__ = ("_has_fields", "rules")
 
@@ -116,7 +130,12 @@ class Rules:
         return bool(self.rules)
 
     def match(self, text: str, tool: str | None = None) -> RuleMatch | None:
-        """The first rule in scope for ``tool`` that matches ``text``."""
+        """The first rule in scope for ``tool`` that matches ``text``.
+
+        Args:
+            text: The result's text.
+            tool: The tool's name.
+        """
         obj: Any = None
         if self._has_fields and text.lstrip()[:1] == "{":
             try:

@@ -336,6 +336,19 @@ def execute(
     receives a record of every failed attempt (with what it raised), also when
     a retry then succeeded, for the caller's report: a call that succeeded took
     ``len(history) + 1`` attempts.
+
+    Args:
+        thunk: One attempt; receives the call context.
+        tool: The tool's name.
+        arguments: The call's arguments, for reports, the loop guard and verify.
+        effect: The tool's declared effect: what decides whether a repeat is safe.
+        policy: The retry policy (default: ``RetryPolicy()``).
+        loop: The run's loop guard, if any.
+        verify: The hook that tells whether a failed write landed.
+        honours_key: Whether the tool forwards the idempotency key to a deduplicating server.
+        passthrough: Exceptions that propagate untouched (a framework's control flow).
+        key: The idempotency key (default: one generated for this call).
+        history: Receives a record of every failed attempt.
     """
     call = _Call(
         tool=tool,
@@ -403,7 +416,21 @@ async def aexecute(
     key: str | None = None,
     history: list[AttemptRecord] | None = None,
 ) -> T | ToolFailure:
-    """The async twin of :func:`execute`; ``verify`` may be sync or async."""
+    """The async twin of :func:`execute`; ``verify`` may be sync or async.
+
+    Args:
+        thunk: One attempt; receives the call context.
+        tool: The tool's name.
+        arguments: The call's arguments, for reports, the loop guard and verify.
+        effect: The tool's declared effect: what decides whether a repeat is safe.
+        policy: The retry policy (default: ``RetryPolicy()``).
+        loop: The run's loop guard, if any.
+        verify: The hook that tells whether a failed write landed.
+        honours_key: Whether the tool forwards the idempotency key to a deduplicating server.
+        passthrough: Exceptions that propagate untouched (a framework's control flow).
+        key: The idempotency key (default: one generated for this call).
+        history: Receives a record of every failed attempt.
+    """
     call = _Call(
         tool=tool,
         arguments=arguments,

@@ -50,7 +50,11 @@ def scoped(var: ContextVar[T | None], value: T) -> Iterator[T]:
 
 
 def verdict_record(verdict: Verdict) -> dict[str, Any]:
-    """A verdict as a JSON-ready record (``failed``, ``kind``, ``rule``, ``source``, ...)."""
+    """A verdict as a JSON-ready record (``failed``, ``kind``, ``rule``, ``source``, ...).
+
+    Args:
+        verdict: The verdict.
+    """
     return {
         "failed": verdict.failed,
         "kind": verdict.kind.value if verdict.kind is not None else None,
@@ -70,6 +74,10 @@ def verdict_from_record(record: Mapping[str, Any], *, rule: str = "recorded") ->
 
     ``rule`` stands in for a missing rule, a missing source is a flag; ``None``
     when the record is not readable, so the caller falls back to the text.
+
+    Args:
+        record: A record from :func:`verdict_record` or a superset (a ``CallRecord`` as a dict).
+        rule: The rule to report when the record names none.
     """
     failed = record.get("failed")
     if failed is False:
@@ -110,14 +118,24 @@ class BoundedDict(dict[str, Verdict]):
 
 @dataclass(eq=False)
 class RunState:
-    """What one run remembers: its loop guard and call id -> verdict."""
+    """What one run remembers: its loop guard and call id -> verdict.
+
+    Attributes:
+        loop: The run's loop guard.
+        verdicts: Call id -> verdict of the run's tool results.
+    """
 
     loop: LoopGuard
     verdicts: dict[str, Verdict] = field(default_factory=BoundedDict)
 
 
 class RunRegistry:
-    """Bounded, thread-safe map from a run key to its :class:`RunState` (LRU)."""
+    """Bounded, thread-safe map from a run key to its :class:`RunState` (LRU).
+
+    Args:
+        max_runs: Runs kept at most; the least recently used is forgotten.
+        loop_factory: Makes each run's loop guard.
+    """
 
     def __init__(
         self, max_runs: int = 1024, loop_factory: Callable[[], LoopGuard] = LoopGuard
@@ -131,7 +149,11 @@ class RunRegistry:
         self._pending: deque[tuple[Hashable, RunState | None]] = deque()
 
     def get(self, key: Hashable) -> RunState:
-        """The run's state, created on first use; the least recently used run is evicted."""
+        """The run's state, created on first use; the least recently used run is evicted.
+
+        Args:
+            key: The run's key.
+        """
         with self._lock:
             self._sweep()
             state = self._runs.get(key)
@@ -151,7 +173,11 @@ class RunRegistry:
                 self._runs.pop(gone, None)
 
     def drop(self, key: Hashable) -> None:
-        """Forget the run ``key`` now."""
+        """Forget the run ``key`` now.
+
+        Args:
+            key: The run's key.
+        """
         with self._lock:
             self._runs.pop(key, None)
 
@@ -162,6 +188,9 @@ class RunRegistry:
         on a thread that already holds this registry's lock, so they must not wait
         for it.  Only the state the key holds now is forgotten: a later run that
         reuses the key (an ``id()`` reused after the first run died) keeps its own.
+
+        Args:
+            key: The run's key.
         """
         self._pending.append((key, self._runs.get(key)))
 

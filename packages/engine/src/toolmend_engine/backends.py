@@ -187,8 +187,7 @@ class RemoteBackend:
         opening: str = CALL_OPEN,
     ) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
-        self.model_name = model_name
-        self.label = model_name
+        self.label = self.model_name = model_name
         self.max_tokens = max_tokens
         self.api_key = api_key
         self.timeout = timeout

@@ -267,13 +267,9 @@ def _eval(args: argparse.Namespace) -> int:
         return 2
     suite = load_suite(args.scenarios)
     plan = EvalPlan(
-        forms=args.forms,
-        kinds=args.kinds,
-        limit=args.limit,
-        turns=args.turns,
-        situations=args.situations,
-        situation_limit=args.situation_limit,
-    )
+        forms=args.forms, kinds=args.kinds, limit=args.limit, turns=args.turns,
+        situations=args.situations, situation_limit=args.situation_limit,
+    )  # fmt: skip
     model = None
     backend: Backend
     if args.base_url:

@@ -185,15 +185,11 @@ def run_case(
         recomputed = backend.recomputed(history[:2], list(history), suite.tools, form)
         action = classify_action(first, scenario, kind)
         row.update(
-            prompt_sha256=first.prompt_sha256,
-            prompt_tokens=first.prompt_tokens,
-            recomputed_tokens=recomputed,
-            header=first.header,
-            reply=first.text,
-            action=action,
-            correct=action == CORRECT_ACTION[kind],
+            prompt_sha256=first.prompt_sha256, prompt_tokens=first.prompt_tokens,
+            recomputed_tokens=recomputed, header=first.header, reply=first.text,
+            action=action, correct=action == CORRECT_ACTION[kind],
             log_odds=None if first.log_odds is None else round(first.log_odds, 4),
-        )
+        )  # fmt: skip
         row.update(_episode(backend, suite, scenario, kind, form, list(history), first, turns))
     except (RemoteError, BadRequest) as exc:
         row.update(error=str(exc), correct=False, completed=False, log_odds=None)

@@ -41,7 +41,19 @@ log = logging.getLogger("toolmend.engine")
 
 @dataclass(frozen=True, slots=True)
 class ModelSettings:
-    """Everything that can change the tokens; fixed so that reruns are identical."""
+    """Everything that can change the tokens; fixed so that reruns are identical.
+
+    ``block`` is the size of the fixed prompt blocks (llama.cpp's batch and
+    micro-batch) described above; ``extra_buffers`` sets llama.cpp's
+    ``use_extra_bufts``.
+
+    Attributes:
+        n_ctx: Tokens the context holds.
+        n_threads: CPU threads.
+        block: The size of the fixed prompt blocks (batch and micro-batch).
+        extra_buffers: llama.cpp's ``use_extra_bufts``.
+        verbose: Whether llama.cpp's own log is shown.
+    """
 
     n_ctx: int = 4096
     n_threads: int = 2
@@ -166,6 +178,10 @@ class LocalModel:
     """One GGUF model and one context, reused across requests.
 
     Not safe for concurrent use: callers hold ``lock`` around a whole request.
+
+    Args:
+        path: The GGUF file.
+        settings: What can change the tokens (default: ``ModelSettings()``).
     """
 
     def __init__(self, path: str | os.PathLike[str], settings: ModelSettings | None = None):
@@ -221,6 +237,10 @@ class LocalModel:
 
         The engine passes ``special=False`` for every piece of content, so that
         text a tool or a user wrote cannot open or close a turn.
+
+        Args:
+            text: The text.
+            special: Read special-token strings as special tokens.
         """
         data = text.encode("utf-8", "replace")
         size = len(data) + 8
@@ -233,7 +253,12 @@ class LocalModel:
         return list(buffer[:n])
 
     def piece_bytes(self, token: int, *, special: bool = False) -> bytes:
-        """The bytes of ``token`` (a piece may be part of a UTF-8 character)."""
+        """The bytes of ``token`` (a piece may be part of a UTF-8 character).
+
+        Args:
+            token: The token.
+            special: Render a special token as its text.
+        """
         size = 64
         buffer = ctypes.create_string_buffer(size)
         n = self._lib.llama_token_to_piece(self._vocab, token, buffer, size, 0, special)
@@ -244,11 +269,20 @@ class LocalModel:
         return buffer.raw[:n]
 
     def piece(self, token: int, *, special: bool = False) -> str:
-        """The text of ``token``; bytes that are not UTF-8 on their own are replaced."""
+        """The text of ``token``; bytes that are not UTF-8 on their own are replaced.
+
+        Args:
+            token: The token.
+            special: Render a special token as its text.
+        """
         return self.piece_bytes(token, special=special).decode("utf-8", errors="replace")
 
     def is_end(self, token: int) -> bool:
-        """Whether ``token`` ends generation."""
+        """Whether ``token`` ends generation.
+
+        Args:
+            token: The token.
+        """
         return bool(self._lib.llama_vocab_is_eog(self._vocab, token))
 
     # -- evaluation -----------------------------------------------------------------
@@ -277,7 +311,11 @@ class LocalModel:
             raise ValueError(f"prompt of {n} tokens exceeds the context of {self.n_ctx} tokens")
 
     def prompt_logits(self, tokens: Sequence[int]) -> npt.NDArray[np.float32]:
-        """Logits after the last prompt token, computed block by block (see module doc)."""
+        """Logits after the last prompt token, computed block by block (see module doc).
+
+        Args:
+            tokens: The prompt.
+        """
         self._check_length(len(tokens))
         tokens = list(tokens)
         if (
@@ -325,6 +363,12 @@ class LocalModel:
 
         With a GBNF ``grammar`` each token is the most probable one the grammar
         admits (see ``_Grammar``); log-probabilities stay the model's own.
+
+        Args:
+            tokens: The prompt.
+            max_tokens: Tokens to generate at most.
+            top_logprobs: Alternatives to report per step, with their log probabilities.
+            grammar: A GBNF grammar the tokens must follow.
         """
         constraint = _Grammar(self, grammar) if grammar is not None else None
         try:
@@ -370,6 +414,10 @@ class LocalModel:
         The tokens are fed one at a time, as in generation: llama.cpp's numbers
         depend on the batch shape, and these must be the probabilities that
         generating the same tokens would see.
+
+        Args:
+            tokens: The prompt.
+            continuation: The tokens to score after it.
         """
         logits = self.prompt_logits(tokens)
         out = [float(_log_softmax(logits)[continuation[0]])]

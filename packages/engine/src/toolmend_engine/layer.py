@@ -60,7 +60,12 @@ def parse_form(value: object) -> Form:
 
 
 def choose_form(requested: object, server: Form | None) -> Form:
-    """The request's field wins over the server option, which wins over ``off``."""
+    """The request's field wins over the server option, which wins over ``off``.
+
+    Args:
+        requested: The request's ``tool_errors`` field, if any.
+        server: The server's default form.
+    """
     if requested is not None:
         return parse_form(requested)
     return server if server is not None else Form.OFF
@@ -104,7 +109,12 @@ def _safe_report(report: Report) -> Report:
 
 
 def header_value(report: Report, limit: int = HEADER_LIMIT) -> str:
-    """The ``X-Tool-Errors`` value for a report (format in the module doc)."""
+    """The ``X-Tool-Errors`` value for a report (format in the module doc).
+
+    Args:
+        report: The rewrite's report.
+        limit: Characters the value may have at most.
+    """
     safe = _safe_report(report)
     value = _UNPRINTABLE.sub("?", safe.header())
     if len(value) <= limit:

@@ -196,6 +196,14 @@ def make_proxy(
     """A proxy to ``upstream`` (its base URL, with or without ``/v1``).
 
     ``context`` is the core's policy for errors in context (default ``ContextPolicy()``).
+
+    Args:
+        upstream: The upstream server's base URL.
+        form: The default form (a request may choose its own).
+        host: The address to listen on.
+        port: The port to listen on.
+        timeout: Seconds to wait for the upstream server.
+        context: The core's policy for errors in context.
     """
     return ProxyServer((host, port), upstream, form, timeout, context)
 

@@ -45,7 +45,10 @@ FIRST_CALL_ID = "call_1"
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
-    """One evaluation scenario: a request, the call it needs, and the argument to fix."""
+    """One evaluation scenario: a request, the call it needs, and the argument to fix.
+
+    ``index`` is its place among its tool's scenarios, which picks its error text.
+    """
 
     id: str
     tool: str

@@ -43,7 +43,13 @@ class EngineServer(Server):
 
 
 def make_server(engine: ChatEngine, host: str = "127.0.0.1", port: int = 8080) -> EngineServer:
-    """A server bound to ``host:port`` (port 0 picks a free one); call ``serve_forever``."""
+    """A server bound to ``host:port`` (port 0 picks a free one); call ``serve_forever``.
+
+    Args:
+        engine: The engine that answers.
+        host: The address to listen on.
+        port: The port to listen on (0: a free one).
+    """
     return EngineServer((host, port), engine)
 
 

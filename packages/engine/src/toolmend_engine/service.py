@@ -247,7 +247,14 @@ def _reported(report: Report) -> Iterator[None]:
 
 
 class ChatEngine:
-    """A model, its chat template and the server's default form."""
+    """A model, its chat template and the server's default form.
+
+    Args:
+        model: The model.
+        form: The default form (a request may choose its own).
+        name: The model name the API shows (default: the model's).
+        context: The core's policy for errors in context.
+    """
 
     def __init__(
         self,
@@ -302,7 +309,13 @@ class ChatEngine:
     def prepare_chat(
         self, request: ChatRequest, client: str | None = None, context: ContextPolicy | None = None
     ) -> Prepared:
-        """A Chat Completions request prepared: the form applied, the prompt rendered."""
+        """A Chat Completions request prepared: the form applied, the prompt rendered.
+
+        Args:
+            request: The parsed request.
+            client: The User-Agent that selects agent rules.
+            context: The request's policy for errors in context (default: the engine's).
+        """
         form = choose_form(request.tool_errors, self.form)
         rewrite = apply_layer(
             request.messages, form, format="openai", client=client, context=context or self.context
@@ -318,7 +331,13 @@ class ChatEngine:
         client: str | None = None,
         context: ContextPolicy | None = None,
     ) -> Prepared:
-        """An Anthropic Messages request prepared: the form applied, the prompt rendered."""
+        """An Anthropic Messages request prepared: the form applied, the prompt rendered.
+
+        Args:
+            request: The parsed request.
+            client: The User-Agent that selects agent rules.
+            context: The request's policy for errors in context (default: the engine's).
+        """
         form = choose_form(request.tool_errors, self.form)
         rewrite = apply_layer(
             request.messages,
@@ -337,7 +356,13 @@ class ChatEngine:
         client: str | None = None,
         context: ContextPolicy | None = None,
     ) -> Prepared:
-        """A Responses request prepared: the form applied, the prompt rendered."""
+        """A Responses request prepared: the form applied, the prompt rendered.
+
+        Args:
+            request: The parsed request.
+            client: The User-Agent that selects agent rules.
+            context: The request's policy for errors in context (default: the engine's).
+        """
         form = choose_form(request.tool_errors, self.form)
         rewrite = apply_layer(
             request.items, form, format="responses", client=client, context=context or self.context
@@ -357,7 +382,15 @@ class ChatEngine:
         top_logprobs: int = 0,
         logprobs: bool = False,
     ) -> Generation:
-        """A generation of ``prepared`` on this service's model."""
+        """A generation of ``prepared`` on this service's model.
+
+        Args:
+            prepared: The prepared request.
+            max_tokens: Tokens to generate at most.
+            stop: Texts that end the generation.
+            top_logprobs: Alternatives to report per token.
+            logprobs: Whether to report log probabilities.
+        """
         return Generation(
             self,
             prepared,

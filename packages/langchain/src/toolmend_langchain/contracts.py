@@ -1,7 +1,7 @@
 """Outcome contracts on successful tool results, through the core's one-call review.
 
 A result that violates its contract is delivered with the core's receipt in
-place of the plain text, and the review is recorded on the message; a result
+place of the plain text, and the review goes into the call's record; a result
 that satisfies it is left exactly as the tool returned it.
 """
 
@@ -15,9 +15,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 
-from toolmend.contracts import Contracts, review
-
-from .records import with_record
+from toolmend.contracts import Contracts, Review, review
 
 __all__ = ["ContractCheck"]
 
@@ -44,10 +42,23 @@ class ContractCheck:
         tool: str,
         arguments: Mapping[str, Any],
         request: ToolCallRequest,
-    ) -> ToolMessage:
-        """``message`` as the model should read it: the receipt in place of a violating result."""
+    ) -> tuple[ToolMessage, Review | None]:
+        """``message`` as the model should read it, and the review when the result violates.
+
+        The receipt takes the place of a violating result's text; the review goes
+        into the call's record, which the tool side builds.
+
+        Args:
+            message: The successful result as the tool returned it.
+            tool: The tool's name.
+            arguments: The call's arguments.
+            request: The call's request, for the tools the agent can call now.
+
+        Returns:
+            The message to deliver, and the review (``None`` when nothing was violated).
+        """
         if not isinstance(message.content, str):
-            return message
+            return message, None
         outcome = review(
             self.contracts,
             tool,
@@ -57,13 +68,11 @@ class ContractCheck:
             failed=False,
         )
         if not outcome.violations:
-            return message
+            return message, None
         log.info(
             "toolmend.langchain: %s result violates its contract: %s",
             tool, ", ".join(v.code.value for v in outcome.violations),
         )  # fmt: skip
-        record = {"failed": False, "contract": outcome.to_dict()}
         if outcome.changed:
             message = message.model_copy(update={"content": outcome.text})
-        result: ToolMessage = with_record(message, record)
-        return result
+        return message, outcome

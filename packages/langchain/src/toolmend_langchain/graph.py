@@ -68,16 +68,10 @@ def tool_node(
         if taken in node_options:
             raise TypeError(f"tool_node() sets {taken} itself")
     side = configure(
-        form=form,
-        effects=effects,
-        retry=retry,
-        loop_guard=loop_guard,
-        contracts=contracts,
-        client=client,
-        verify=verify,
-        idempotency_keys=idempotency_keys,
+        form=form, effects=effects, retry=retry, loop_guard=loop_guard, contracts=contracts,
+        client=client, verify=verify, idempotency_keys=idempotency_keys,
         malformed_calls=malformed_calls,
-    )
+    )  # fmt: skip
     return ToolNode(tools, wrap_tool_call=side.call, awrap_tool_call=side.acall, **node_options)
 
 

@@ -159,7 +159,12 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: ModelHandler
     ) -> ModelResponse[Any]:
-        """Give the model the request in the delivery form; mend its malformed calls."""
+        """Give the model the request in the delivery form; mend its malformed calls.
+
+        Args:
+            request: The agent's model request.
+            handler: Calls the model (and the middleware after this one).
+        """
         rewritten = self._rewritten(request)
         response = handler(self._request_for(request, rewritten))
         return self._answered(request, response, rewritten)
@@ -167,7 +172,12 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     async def awrap_model_call(
         self, request: ModelRequest[Any], handler: AsyncModelHandler
     ) -> ModelResponse[Any]:
-        """The async twin of :meth:`wrap_model_call`."""
+        """The async twin of :meth:`wrap_model_call`.
+
+        Args:
+            request: The agent's model request.
+            handler: Calls the model (and the middleware after this one).
+        """
         rewritten = self._rewritten(request)
         response = await handler(self._request_for(request, rewritten))
         return self._answered(request, response, rewritten)
@@ -177,7 +187,12 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolResult],
     ) -> ToolResult:
-        """Run one tool call under the retry policy and loop guard; never raises its failure."""
+        """Run one tool call under the retry policy and loop guard; never raises its failure.
+
+        Args:
+            request: The agent's tool call request.
+            handler: Runs the tool (and the middleware after this one).
+        """
         return self._tool_side.call(request, handler)
 
     async def awrap_tool_call(
@@ -185,5 +200,10 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
     ) -> ToolResult:
-        """The async twin of :meth:`wrap_tool_call`."""
+        """The async twin of :meth:`wrap_tool_call`.
+
+        Args:
+            request: The agent's tool call request.
+            handler: Runs the tool (and the middleware after this one).
+        """
         return await self._tool_side.acall(request, handler)

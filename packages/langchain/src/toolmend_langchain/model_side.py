@@ -30,7 +30,12 @@ log = logging.getLogger("toolmend.langchain")
 
 @dataclass(frozen=True, slots=True)
 class Rewritten:
-    """The messages to send to the model, and the core's report of what was done."""
+    """The messages to send to the model, and the core's report of what was done.
+
+    Attributes:
+        messages: The messages to send.
+        report: The core's report of the rewrite.
+    """
 
     messages: list[AnyMessage]
     report: Report

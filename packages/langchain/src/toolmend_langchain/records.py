@@ -1,9 +1,11 @@
 """The toolmend record carried in a message's ``response_metadata``.
 
-The tool side writes what it learned about a call (kind, rule, attempts,
-retry history) onto the ``ToolMessage`` itself, so the record travels with the
-graph state and any checkpointer: the model side reads it back instead of
-re-reading text, and nothing about a run lives on the middleware instance.
+The tool side writes the core's :class:`~toolmend.integrations.CallRecord` of a
+call (kind, rule, attempts, retry history), as its ``to_dict()``, onto the
+``ToolMessage`` itself, so the record travels with the graph state and any
+checkpointer: the model side reads it back instead of re-reading text, and
+nothing about a run lives on the middleware instance.  An ``AIMessage`` carries
+the model side's own entries instead (``rewrite``, ``repaired``).
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from toolmend import Form, ToolFailure, Verdict
-from toolmend.integrations import Source
+from toolmend import Effect, Form, ToolFailure, Verdict
+from toolmend.integrations import CallRecord, Source
 from toolmend.integrations import verdict_from_record as _core_verdict_from_record
 
 __all__ = [
@@ -32,32 +34,68 @@ KEY = "toolmend"
 
 
 def failure_record(
-    failure: ToolFailure, *, guidance_in_content: bool, source: Source | None = Source.EXCEPTION
+    failure: ToolFailure,
+    *,
+    form: Form,
+    guidance_in_content: bool,
+    source: Source | None = Source.EXCEPTION,
+    effect: tuple[Effect, str] | None = None,
 ) -> dict[str, Any]:
-    """The core's failure record plus what the model side needs to rebuild the verdict.
+    """The core's record of a failed call, as the message carries it.
 
-    ``source`` says where the failure was seen: a raised exception, or for a
-    failure the tool returned, its status or text (the verdict's source).
+    Args:
+        failure: The core's failure of the call.
+        form: The delivery form.
+        guidance_in_content: Whether the message's content already holds the
+            guidance (C1), so the model side does not deliver it twice.
+        source: Where the failure was seen: a raised exception, or for a
+            failure the tool returned, its status or text (the verdict's source).
+        effect: The effect the call ran under and where it came from, when the
+            call ran (a malformed call never did).
+
+    Returns:
+        The record as JSON-ready data.
     """
-    return {
-        **failure.to_dict(),
-        "failed": True,
-        "source": (source or Source.FLAG).value,
-        "guidance_in_content": guidance_in_content,
-    }
+    return CallRecord.of_failure(
+        failure,
+        effect=effect[0].value if effect is not None else None,
+        effect_source=effect[1] if effect is not None else None,
+        form=form.value,
+        source=(source or Source.FLAG).value,
+        guidance_in_content=guidance_in_content,
+    ).to_dict()
 
 
-def failure_message(failure: ToolFailure, *, call_id: str, name: str, form: Form) -> ToolMessage:
-    """The error ``ToolMessage`` that answers a failed call, with its record."""
+def failure_message(
+    failure: ToolFailure,
+    *,
+    call_id: str,
+    name: str,
+    form: Form,
+    effect: tuple[Effect, str] | None = None,
+) -> ToolMessage:
+    """The error ``ToolMessage`` that answers a failed call, with its record.
+
+    Args:
+        failure: The core's failure of the call.
+        call_id: The id of the call the message answers.
+        name: The tool's name.
+        form: The delivery form that shapes the content.
+        effect: The effect the call ran under and where it came from, if it ran.
+
+    Returns:
+        The message.
+    """
     content = failure.result_text(form)
+    record = failure_record(
+        failure, form=form, guidance_in_content=content != failure.cause, effect=effect
+    )
     return ToolMessage(
         content=content,
         tool_call_id=call_id,
         name=name,
         status="error",
-        response_metadata={
-            KEY: failure_record(failure, guidance_in_content=content != failure.cause)
-        },
+        response_metadata={KEY: record},
     )
 
 

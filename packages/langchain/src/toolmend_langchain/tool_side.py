@@ -32,11 +32,12 @@ from toolmend import Effect, Form, LoopGuard, RetryPolicy, ToolFailure, Verdict,
 from toolmend.contracts import Contracts
 from toolmend.durable import Recorded, StepStore, arun_durably, run_durably
 from toolmend.integrations import (
+    AttemptRecord,
     CallContext,
+    CallRecord,
     Observation,
     ResultFailed,
     aexecute,
-    describe_exception,
     execute,
     text_of,
 )
@@ -228,7 +229,7 @@ class ToolSide:
             key=key_of(request),
         )
 
-    def _options(self, call: _Call) -> dict[str, Any]:
+    def _options(self, call: _Call, history: list[AttemptRecord]) -> dict[str, Any]:
         return {
             "tool": call.name,
             "arguments": call.arguments,
@@ -238,14 +239,15 @@ class ToolSide:
             "verify": call.verify,
             "honours_key": call.key_parameter is not None,
             "passthrough": (GraphBubbleUp, _PassThrough),
+            "history": history,
             **({"key": call.key} if call.key is not None else {}),
         }
 
-    def _durable(self, call: _Call) -> dict[str, Any] | None:
+    def _durable(self, call: _Call, history: list[AttemptRecord]) -> dict[str, Any] | None:
         """The options of a durable run, or ``None`` when the call is not durable."""
         if self.durable is None or call.key is None:
             return None
-        options = self._options(call)
+        options = self._options(call, history)
         return {**options, "store": self.durable, "text": _text}
 
     def _refused(self, call: _Call) -> ToolFailure | None:
@@ -277,26 +279,25 @@ class ToolSide:
         if refused is not None:
             return self._failed(call, refused)
 
-        retried: list[str] = []
+        history: list[AttemptRecord] = []
 
         def attempt(ctx: CallContext) -> ToolResult:
             try:
                 result = handler(call.request_for(ctx))
             except Exception as exc:
                 _reraise_control(exc)
-                retried.append(describe_exception(exc))
                 raise
-            return self._raise_if_failed(result, retried)
+            return self._raise_if_failed(result)
 
-        durable = self._durable(call)
+        durable = self._durable(call, history)
         try:
             if durable is not None:
                 outcome = run_durably(attempt, **durable)
             else:
-                outcome = execute(attempt, **self._options(call))
+                outcome = execute(attempt, **self._options(call, history))
         except _PassThrough as passed:
             raise passed.original from None
-        return self._finish(call, outcome, retried)
+        return self._finish(call, outcome, history)
 
     async def acall(self, request: ToolCallRequest, handler: AsyncHandler) -> ToolResult:
         """Run one tool call (async); never raises the tool's exception."""
@@ -313,28 +314,27 @@ class ToolSide:
         if refused is not None:
             return self._failed(call, refused)
 
-        retried: list[str] = []
+        history: list[AttemptRecord] = []
 
         async def attempt(ctx: CallContext) -> ToolResult:
             try:
                 result = await handler(call.request_for(ctx))
             except Exception as exc:
                 _reraise_control(exc)
-                retried.append(describe_exception(exc))
                 raise
-            return self._raise_if_failed(result, retried)
+            return self._raise_if_failed(result)
 
-        durable = self._durable(call)
+        durable = self._durable(call, history)
         try:
             if durable is not None:
                 outcome = await arun_durably(attempt, **durable)
             else:
-                outcome = await aexecute(attempt, **self._options(call))
+                outcome = await aexecute(attempt, **self._options(call, history))
         except _PassThrough as passed:
             raise passed.original from None
-        return self._finish(call, outcome, retried)
+        return self._finish(call, outcome, history)
 
-    def _raise_if_failed(self, result: ToolResult, retried: list[str]) -> ToolResult:
+    def _raise_if_failed(self, result: ToolResult) -> ToolResult:
         """A failure the tool returned goes to the core like an exception.
 
         An error ``ToolMessage``, or a success whose text is an error: the core
@@ -348,14 +348,16 @@ class ToolSide:
         if not verdict.failed:
             return result
         text = text_of(result.content) or ""
-        retried.append(text)
         raise ResultFailed(text, verdict.kind, verdict.reason, _Returned(result, verdict))
 
     def _finish(
-        self, call: _Call, outcome: ToolResult | ToolFailure | Recorded, retried: list[str]
+        self,
+        call: _Call,
+        outcome: ToolResult | ToolFailure | Recorded,
+        history: list[AttemptRecord],
     ) -> ToolResult:
         if isinstance(outcome, Recorded):
-            return _replayed(call, outcome)
+            return _replayed(call, outcome, self._effect_source(call), self.form)
         if isinstance(outcome, ToolFailure):
             returned = outcome.exception
             if isinstance(returned, ResultFailed) and isinstance(returned.result, _Returned):
@@ -364,7 +366,7 @@ class ToolSide:
         if not isinstance(outcome, ToolMessage) or record_of(outcome) is not None:
             return outcome
         try:
-            return self._succeeded(call, outcome, retried)
+            return self._succeeded(call, outcome, history)
         except Exception as exc:
             log.warning("toolmend.langchain: result of %s not understood (%r)", call.name, exc)
             return outcome
@@ -375,10 +377,19 @@ class ToolSide:
             call.name, call.call_id, failure.kind.value, failure.rule, failure.attempts,
         )  # fmt: skip
         self._record(call, failure)
-        return failure_message(failure, call_id=call.call_id or "", name=call.name, form=self.form)
+        return failure_message(
+            failure,
+            call_id=call.call_id or "",
+            name=call.name,
+            form=self.form,
+            effect=(call.effect, self._effect_source(call)),
+        )
+
+    def _effect_source(self, call: _Call) -> str:
+        return "declared" if call.name in self.effects else "default"
 
     def _record(self, call: _Call, failure: ToolFailure) -> None:
-        source = "declared" if call.name in self.effects else "default"
+        source = self._effect_source(call)
         telemetry.record(failure, effect=call.effect, effect_source=source, form=self.form.value)
 
     def _returned_failure(
@@ -392,23 +403,39 @@ class ToolSide:
             call.name, call.call_id, shown.kind.value, shown.rule, shown.attempts,
         )  # fmt: skip
         self._record(call, shown)
-        record = failure_record(shown, guidance_in_content=False, source=verdict.source)
+        record = failure_record(
+            shown,
+            form=self.form,
+            guidance_in_content=False,
+            source=verdict.source,
+            effect=(call.effect, self._effect_source(call)),
+        )
         failed: ToolMessage = with_record(returned.message, record)
         return failed
 
-    def _succeeded(self, call: _Call, message: ToolMessage, retried: list[str]) -> ToolMessage:
+    def _succeeded(
+        self, call: _Call, message: ToolMessage, history: list[AttemptRecord]
+    ) -> ToolMessage:
         """Record a success that took retries or broke its contract."""
+        found = None
         if self.contracts is not None:
-            message = self.contracts.apply(message, call.name, call.arguments, call.request)
-        if not retried:
+            message, found = self.contracts.apply(message, call.name, call.arguments, call.request)
+        if not history and found is None:
             return message
-        log.info(
-            "toolmend.langchain: %s call %s succeeded after %d attempts",
-            call.name, call.call_id, len(retried) + 1,
-        )  # fmt: skip
-        record = record_of(message) or {"failed": False}
-        extra = {"attempts": len(retried) + 1, "retried": retried}
-        succeeded: ToolMessage = with_record(message, {**record, **extra})
+        if history:
+            log.info(
+                "toolmend.langchain: %s call %s succeeded after %d attempts",
+                call.name, call.call_id, len(history) + 1,
+            )  # fmt: skip
+        record = CallRecord.of_success(
+            call.name,
+            history=history,
+            review=found,
+            effect=call.effect.value,
+            effect_source=self._effect_source(call),
+            form=self.form.value,
+        )
+        succeeded: ToolMessage = with_record(message, record.to_dict())
         return succeeded
 
 
@@ -419,17 +446,26 @@ def _text(result: ToolResult) -> str:
     return ""
 
 
-def _replayed(call: _Call, outcome: Recorded) -> ToolMessage:
+def _replayed(call: _Call, outcome: Recorded, effect_source: str, form: Form) -> ToolMessage:
     """A resumed call answered from its record: the tool did not run again."""
     log.info(
         "toolmend.langchain: %s call %s answered from its record (landed=%s)",
         call.name, call.call_id, outcome.landed,
     )  # fmt: skip
-    record = {"failed": False, "replayed": True, "landed": outcome.landed}
+    record = CallRecord(
+        tool=call.name,
+        effect=call.effect.value,
+        effect_source=effect_source,
+        form=form.value,
+        failed=False,
+        attempts=0,
+        replayed=True,
+        landed=outcome.landed,
+    )
     message = ToolMessage(
         content=outcome.text, tool_call_id=call.call_id or "", name=call.name, status="success"
     )
-    replayed: ToolMessage = with_record(message, record)
+    replayed: ToolMessage = with_record(message, record.to_dict())
     return replayed
 
 

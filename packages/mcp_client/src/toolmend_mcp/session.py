@@ -13,8 +13,9 @@ only as the chosen form says.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Unpack
 
 import anyio
@@ -78,14 +79,9 @@ def _error(record: AttemptRecord) -> str:
     return _shown(record.exception) or record.error
 
 
-def _failed_history(records: tuple[AttemptRecord, ...]) -> tuple[dict[str, Any], ...]:
-    """The core's records of a failed call, each with the error as the server wrote it."""
+def _history(records: Sequence[AttemptRecord]) -> tuple[dict[str, Any], ...]:
+    """The core's records of the failed attempts, each with the error as the server wrote it."""
     return tuple({**record.to_dict(), "error": _error(record)} for record in records)
-
-
-def _retried_history(records: list[AttemptRecord]) -> tuple[dict[str, Any], ...]:
-    """The failed attempts before a success: the server's error and the wait after it."""
-    return tuple({"attempt": r.attempt, "error": _error(r), "delay": r.delay} for r in records)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +175,9 @@ class RecoveringSession(Delegating):
 
         Installed automatically where the SDK allows; hosts on other SDK
         versions, or listening with ``client.listen()``, can call it themselves.
+
+        Args:
+            message: A message the client received.
         """
         self._observe(message)
 
@@ -231,7 +230,7 @@ class RecoveringSession(Delegating):
         self,
         name: str,
         arguments: dict[str, Any] | None = None,
-        read_timeout_seconds: float | None = None,
+        read_timeout_seconds: float | timedelta | None = None,
         progress_callback: ProgressFnT | None = None,
         *,
         input_responses: InputResponses | None = None,
@@ -244,6 +243,16 @@ class RecoveringSession(Delegating):
         also be a ``timedelta`` (as 1.x's own ``call_tool`` takes it), and
         ``input_responses`` / ``request_state``, which 1.x cannot send, raise
         ``TypeError``.
+
+        Args:
+            name: The tool's name.
+            arguments: The call's arguments.
+            read_timeout_seconds: Seconds to wait for the result (default: the session's
+                ``read_timeout``).
+            progress_callback: Receives the server's progress notifications.
+            input_responses: As the 2.x SDK's ``call_tool``.
+            request_state: As the 2.x SDK's ``call_tool``.
+            meta: The request's ``_meta``.
         """
         with telemetry.tool_call(name, framework="mcp"):
             return await self._call_tool(
@@ -260,7 +269,7 @@ class RecoveringSession(Delegating):
         self,
         name: str,
         arguments: dict[str, Any] | None,
-        read_timeout_seconds: float | None,
+        read_timeout_seconds: float | timedelta | None,
         progress_callback: ProgressFnT | None,
         *,
         input_responses: InputResponses | None,
@@ -358,7 +367,7 @@ class RecoveringSession(Delegating):
             note=note.text if note else None,
             neutralised=note.neutralised if note else (),
             omitted=note.omitted if note else (),
-            history=_failed_history(failure.history),
+            history=_history(failure.history),
         )
         log.info(
             "toolmend.mcp: %s failed: kind=%s rule=%s attempts=%d stop=%s effect=%s(%s)",
@@ -412,7 +421,7 @@ class RecoveringSession(Delegating):
             failed=False,
             attempts=len(history) + 1,
             source=Source.CONTRACT.value if made is not None else None,
-            history=_retried_history(history),
+            history=_history(history),
             violations=tuple(v.to_dict() for v in violations),
             receipt=made.outcome_contract() if made is not None else None,
         )

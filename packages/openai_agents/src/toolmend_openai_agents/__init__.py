@@ -14,17 +14,14 @@ from .failure import FailureFunction, ToolFailed, failure_error_function, tool_e
 from .filter import InputFilter, input_filter
 from .mcp import mcp_error_results, mcp_server_options
 from .recovering import RecoveringServer
-from .report import Captured, ContractRecord, FailureRecord, RetryRecord, capture
+from .report import Captured, capture
 from .tools import function_tool
 
 __all__ = [
     "Captured",
-    "ContractRecord",
     "FailureFunction",
-    "FailureRecord",
     "InputFilter",
     "RecoveringServer",
-    "RetryRecord",
     "ToolFailed",
     "capture",
     "failure_error_function",

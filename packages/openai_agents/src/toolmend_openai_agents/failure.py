@@ -97,7 +97,7 @@ def deliver(ctx: RunContextWrapper[Any], failure: ToolFailure, shown: str, form:
     call_id = ctx.tool_call_id if isinstance(ctx, ToolContext) else None
     if call_id is not None:
         RUNS.record(call_id, shown, pending_verdict(failure.verdict(), form, shown))
-    report.failed(call_id, shown, failure)
+    report.failed(call_id, shown, failure, form=form)
 
 
 def _fallback(error: BaseException) -> str:
@@ -108,7 +108,14 @@ def _fallback(error: BaseException) -> str:
 
 
 class FailureFunction:
-    """A ``failure_error_function`` for ``function_tool`` and MCP servers; see the factory."""
+    """A ``failure_error_function`` for ``function_tool`` and MCP servers; see the factory.
+
+    Args:
+        form: The delivery form.
+        effect: The effect assumed for tools that raised without toolmend's guard.
+        then: Your own failure function, whose text is shown instead of the cause.
+        validator: Finds what is wrong with arguments the SDK rejected.
+    """
 
     def __init__(
         self,

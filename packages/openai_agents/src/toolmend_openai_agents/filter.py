@@ -33,7 +33,14 @@ UserFilter = Callable[[CallModelData[Any]], "ModelInputData | Awaitable[ModelInp
 
 
 class InputFilter:
-    """A ``call_model_input_filter``; sync unless ``then`` is async. See :func:`input_filter`."""
+    """A ``call_model_input_filter``; sync unless ``then`` is async. See :func:`input_filter`.
+
+    Args:
+        form: The delivery form.
+        then: Your own filter, run after this one.
+        contracts: The run's outcome contracts, which toolmend's tools read here.
+        context: The core's policy for errors in context.
+    """
 
     def __init__(
         self,
@@ -51,7 +58,11 @@ class InputFilter:
         """The run's outcome contracts, which toolmend's ``function_tool`` tools read here."""
 
     def apply(self, data: ModelInputData) -> ModelInputData:
-        """Our rewrite alone; never raises, returns ``data`` itself when nothing changes."""
+        """Our rewrite alone; never raises, returns ``data`` itself when nothing changes.
+
+        Args:
+            data: The model's input, as the SDK passes it.
+        """
         try:
             items = data.input
             result = rewrite(

@@ -19,6 +19,7 @@ from agents.mcp import MCPToolCustomDataContext
 from agents.tool_context import ToolContext
 
 from toolmend import Effect, Form, ToolFailure, classify_result
+from toolmend.integrations import Source
 
 from . import pending, report
 from .failure import FailureFunction
@@ -54,7 +55,7 @@ def _record(context: MCPToolCustomDataContext) -> None:
             return
         failure = made
     RUNS.record(run_context.tool_call_id, context.tool_output, verdict)
-    report.failed(run_context.tool_call_id, text, failure)
+    report.failed(run_context.tool_call_id, text, failure, source=verdict.source or Source.FLAG)
 
 
 class MCPErrorResults:

@@ -160,7 +160,12 @@ class RecoveringServer(Delegating, MCPServer):
     async def list_tools(
         self, run_context: RunContextWrapper[Any] | None = None, agent: AgentBase | None = None
     ) -> list[MCPTool]:
-        """The wrapped server's tools; their annotations are kept when they are trusted."""
+        """The wrapped server's tools; their annotations are kept when they are trusted.
+
+        Args:
+            run_context: As the SDK passes it.
+            agent: As the SDK passes it.
+        """
         tools = await self.wrapped.list_tools(run_context, agent)
         if self.recovery.trust_annotations:
             self._annotations.update({tool.name: tool.annotations for tool in tools})
@@ -173,19 +178,36 @@ class RecoveringServer(Delegating, MCPServer):
     async def get_prompt(
         self, name: str, arguments: dict[str, Any] | None = None
     ) -> GetPromptResult:
-        """A prompt of the wrapped server."""
+        """A prompt of the wrapped server.
+
+        Args:
+            name: The prompt's name.
+            arguments: Its arguments.
+        """
         return await self.wrapped.get_prompt(name, arguments)
 
     async def list_resources(self, cursor: str | None = None) -> Any:
-        """The wrapped server's resources."""
+        """The wrapped server's resources.
+
+        Args:
+            cursor: Where the previous page ended.
+        """
         return await self.wrapped.list_resources(cursor)
 
     async def list_resource_templates(self, cursor: str | None = None) -> Any:
-        """The wrapped server's resource templates."""
+        """The wrapped server's resource templates.
+
+        Args:
+            cursor: Where the previous page ended.
+        """
         return await self.wrapped.list_resource_templates(cursor)
 
     async def read_resource(self, uri: str) -> Any:
-        """A resource of the wrapped server."""
+        """A resource of the wrapped server.
+
+        Args:
+            uri: The resource's URI.
+        """
         return await self.wrapped.read_resource(uri)
 
     # -- calls ------------------------------------------------------------------
@@ -195,6 +217,10 @@ class RecoveringServer(Delegating, MCPServer):
 
         The effect of ``tool``: declared (by its name or the name the model sees), else
         its annotations' claim when trusted, else ``unknown``.
+
+        Args:
+            tool: The tool's name on the server.
+            shown_as: The name the model sees, if another.
         """
         effect, _ = self.recovery.effect(tool, shown_as, annotations=self._annotations.get(tool))
         return effect
@@ -202,7 +228,13 @@ class RecoveringServer(Delegating, MCPServer):
     async def call_tool(
         self, tool_name: str, arguments: dict[str, Any] | None, meta: dict[str, Any] | None = None
     ) -> CallToolResult:
-        """The wrapped server's ``call_tool``, each attempt under the core's retry policy."""
+        """The wrapped server's ``call_tool``, each attempt under the core's retry policy.
+
+        Args:
+            tool_name: The tool's name on the server.
+            arguments: The call's arguments.
+            meta: The request's ``_meta``.
+        """
         call = pending.current(tool_name, arguments)
         context = call.context if call is not None else None
         shown_as = getattr(context, "tool_name", None)

@@ -13,18 +13,14 @@ import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any
 
-from toolmend import ToolFailure
+from toolmend import Form, ToolFailure
 from toolmend.contracts import Review
-from toolmend.integrations import AttemptRecord, Report, scoped
+from toolmend.integrations import AttemptRecord, CallRecord, Report, Source, scoped
 
 __all__ = [
     "Captured",
-    "ContractRecord",
-    "FailureRecord",
-    "RetryRecord",
     "capture",
     "contract_fired",
     "failed",
@@ -35,102 +31,39 @@ __all__ = [
 log = logging.getLogger("toolmend.openai_agents")
 
 
-@dataclass(frozen=True, slots=True)
-class FailureRecord:
-    """One failed tool call: what the model was shown and the failure behind it."""
-
-    call_id: str | None
-    shown: str
-    failure: ToolFailure
-
-    def to_dict(self) -> dict[str, Any]:
-        """This record as JSON-ready data."""
-        return {"call_id": self.call_id, "shown": self.shown, "failure": self.failure.to_dict()}
-
-
-@dataclass(frozen=True, slots=True)
-class ContractRecord:
-    """One successful result that violated its outcome contract, and the core's review."""
-
-    call_id: str | None
-    tool: str
-    arguments: Mapping[str, Any]
-    review: Review
-
-    @property
-    def shown(self) -> str:
-        """What the model reads in place of the result: the receipt."""
-        return self.review.text
-
-    def to_dict(self) -> dict[str, Any]:
-        """This record as JSON-ready data."""
-        return {
-            "call_id": self.call_id,
-            "tool": self.tool,
-            "arguments": dict(self.arguments),
-            "contract": self.review.to_dict(),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class RetryRecord:
-    """One tool call that succeeded after failed attempts, retried inside the call."""
-
-    call_id: str | None
-    tool: str
-    arguments: Mapping[str, Any]
-    history: tuple[AttemptRecord, ...]
-    """The failed attempts, in order, each with the core's decision after it."""
-
-    @property
-    def attempts(self) -> int:
-        """Attempts in all, the successful one included."""
-        return len(self.history) + 1
-
-    def to_dict(self) -> dict[str, Any]:
-        """This record as JSON-ready data."""
-        return {
-            "call_id": self.call_id,
-            "tool": self.tool,
-            "arguments": dict(self.arguments),
-            "attempts": self.attempts,
-            "history": [record.to_dict() for record in self.history],
-        }
-
-
 class Captured:
     """What toolmend did in the runs started inside one :func:`capture`.
 
-    The failures, retries, receipts and rewrites of the runs started inside one
-    :func:`capture`.
+    Each tool call is the core's :class:`~toolmend.integrations.CallRecord`,
+    the record every adapter keeps, with the call's id and what the model was
+    shown; each rewrite of the model's input is the core's report.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._failures: list[FailureRecord] = []
-        self._retries: list[RetryRecord] = []
-        self._contracts: list[ContractRecord] = []
+        self._failures: list[CallRecord] = []
+        self._retries: list[CallRecord] = []
+        self._contracts: list[CallRecord] = []
         self._rewrites: list[Report] = []
 
     @property
-    def failures(self) -> tuple[FailureRecord, ...]:
+    def failures(self) -> tuple[CallRecord, ...]:
         """One record per failed call, with what the model was shown."""
         with self._lock:
             return tuple(self._failures)
 
     @property
-    def retries(self) -> tuple[RetryRecord, ...]:
+    def retries(self) -> tuple[CallRecord, ...]:
         """One record per call that succeeded only after retrying.
 
-        One record per call that succeeded only after retrying (failed calls are in
-        :attr:`failures`, with their attempts).
+        Failed calls are in :attr:`failures`, with their attempts.
         """
         with self._lock:
             return tuple(self._retries)
 
     @property
-    def contracts(self) -> tuple[ContractRecord, ...]:
-        """One record per result that violated its contract (each got a receipt)."""
+    def contracts(self) -> tuple[CallRecord, ...]:
+        """One record per result that violated its contract, with the violations."""
         with self._lock:
             return tuple(self._contracts)
 
@@ -149,17 +82,9 @@ class Captured:
             "rewrites": [r.to_dict() for r in self.rewrites],
         }
 
-    def _add_failure(self, record: FailureRecord) -> None:
+    def _add(self, records: list[CallRecord], record: CallRecord) -> None:
         with self._lock:
-            self._failures.append(record)
-
-    def _add_retry(self, record: RetryRecord) -> None:
-        with self._lock:
-            self._retries.append(record)
-
-    def _add_contract(self, record: ContractRecord) -> None:
-        with self._lock:
-            self._contracts.append(record)
+            records.append(record)
 
     def _add_rewrite(self, report: Report) -> None:
         with self._lock:
@@ -181,8 +106,23 @@ def capture() -> Iterator[Captured]:
         yield captured
 
 
-def failed(call_id: str | None, shown: str, failure: ToolFailure) -> None:
-    """Report a failed tool call and the text the model will read for it."""
+def failed(
+    call_id: str | None,
+    shown: str,
+    failure: ToolFailure,
+    *,
+    form: Form | None = None,
+    source: Source = Source.EXCEPTION,
+) -> None:
+    """Report a failed tool call and the text the model will read for it.
+
+    Args:
+        call_id: The SDK's id of the call.
+        shown: What the model reads for the call.
+        failure: The core's failure of the call.
+        form: The delivery form, where the caller knows it.
+        source: Where the failure was seen (a raised exception, or a flagged result).
+    """
     log.info(
         "toolmend: tool %s failed (call %s): kind=%s rule=%s reason=%s attempts=%d "
         "outcome_unknown=%s",
@@ -196,7 +136,14 @@ def failed(call_id: str | None, shown: str, failure: ToolFailure) -> None:
     )
     captured = _CAPTURE.get()
     if captured is not None:
-        captured._add_failure(FailureRecord(call_id, shown, failure))
+        record = CallRecord.of_failure(
+            failure,
+            form=form.value if form is not None else None,
+            source=source.value,
+            call_id=call_id,
+            shown=shown,
+        )
+        captured._add(captured._failures, record)
 
 
 def retried(
@@ -205,30 +152,50 @@ def retried(
     arguments: Mapping[str, Any],
     history: tuple[AttemptRecord, ...],
 ) -> None:
-    """Report a call that succeeded after ``len(history)`` failed attempts."""
+    """Report a call that succeeded after ``len(history)`` failed attempts.
+
+    Args:
+        call_id: The SDK's id of the call.
+        tool: The tool's name.
+        arguments: The call's arguments.
+        history: The failed attempts, oldest first.
+    """
     log.info(
         "toolmend: tool %s succeeded after %d attempts (call %s)", tool, len(history) + 1, call_id
     )
     captured = _CAPTURE.get()
     if captured is not None:
-        captured._add_retry(RetryRecord(call_id, tool, arguments, history))
+        record = CallRecord.of_success(tool, history=history, call_id=call_id, arguments=arguments)
+        captured._add(captured._retries, record)
 
 
 def contract_fired(
     call_id: str | None, tool: str, arguments: Mapping[str, Any], review: Review
 ) -> None:
-    """Report a successful result that violated its contract."""
+    """Report a successful result that violated its contract.
+
+    Args:
+        call_id: The SDK's id of the call.
+        tool: The tool's name.
+        arguments: The call's arguments.
+        review: The core's review of the result.
+    """
     log.info(
         "toolmend: %s result violates its contract (call %s): %s",
         tool, call_id, ", ".join(v.code.value for v in review.violations),
     )  # fmt: skip
     captured = _CAPTURE.get()
     if captured is not None:
-        captured._add_contract(ContractRecord(call_id, tool, arguments, review))
+        record = CallRecord.of_success(tool, review=review, call_id=call_id, arguments=arguments)
+        captured._add(captured._contracts, record)
 
 
 def rewritten(report: Report) -> None:
-    """Report what the input filter found at the decision step and what it did."""
+    """Report what the input filter found at the decision step and what it did.
+
+    Args:
+        report: The core's report of the rewrite.
+    """
     if not report.detections:
         return
     log.info("toolmend: model input: %s", report.header())

@@ -267,21 +267,47 @@ def function_tool(
     The SDK's parameters mean what they mean there; the failure function
     defaults to :func:`failure_error_function` (your own, if given, supplies
     the text and toolmend still records the verdict; ``None`` raises as in the
-    SDK), and so does the timeout message.  Added:
+    SDK), and so does the timeout message.  A result that violates its
+    contract reaches the model as the receipt, naming the recovery tools the
+    agent has; each firing is reported.
 
-    - ``effect``: ``read_only``, ``idempotent``, ``write`` or ``unknown`` (the
-      default, treated as a write). Only repeatable calls are retried blindly.
-    - ``retry``: the :class:`toolmend.RetryPolicy` (``None``: no automatic retry).
-    - ``verify``: ``(call, exc) -> True`` (it landed) / ``False`` (it did not,
-      safe to repeat) / ``None``, asked before repeating a call that may have landed.
-    - ``idempotency_key``: the name of your function's parameter that receives a
-      key that is the same on every attempt of one call; the tool is then taken
-      to honour it (its repeats are safe), and the model never sees the parameter.
-    - ``passthrough``: exception types that propagate untouched.
-    - ``contracts``: outcome contracts (``toolmend.contracts``) for the
-      successful results (default: the run's, from ``run_config(contracts=)``).
-      A result that violates its contract reaches the model as the receipt,
-      naming the recovery tools the agent has; each firing is reported.
+    Args:
+        func: The function (omitted when used as ``@function_tool(...)``).
+        name_override: As in the SDK's ``function_tool``.
+        description_override: As in the SDK's ``function_tool``.
+        docstring_style: As in the SDK's ``function_tool``.
+        use_docstring_info: As in the SDK's ``function_tool``.
+        failure_error_function: As in the SDK's ``function_tool``; default
+            :func:`failure_error_function`.
+        strict_mode: As in the SDK's ``function_tool``.
+        is_enabled: As in the SDK's ``function_tool``.
+        needs_approval: As in the SDK's ``function_tool``.
+        tool_input_guardrails: As in the SDK's ``function_tool``.
+        tool_output_guardrails: As in the SDK's ``function_tool``.
+        timeout: As in the SDK's ``function_tool``.
+        timeout_behavior: As in the SDK's ``function_tool``.
+        timeout_error_function: As in the SDK's ``function_tool``; default
+            toolmend's failure function.
+        defer_loading: As in the SDK's ``function_tool``.
+        custom_data_extractor: As in the SDK's ``function_tool``.
+        allowed_callers: As in the SDK's ``function_tool``.
+        output_type: As in the SDK's ``function_tool``.
+        output_json_schema: As in the SDK's ``function_tool``.
+        effect: ``read_only``, ``idempotent``, ``write`` or ``unknown`` (the
+            default, treated as a write). Only repeatable calls are retried blindly.
+        retry: The :class:`toolmend.RetryPolicy` (``None``: no automatic retry).
+        verify: ``(call, exc) -> True`` (it landed) / ``False`` (it did not, safe
+            to repeat) / ``None``, asked before repeating a call that may have landed.
+        idempotency_key: The name of your function's parameter that receives a
+            key that is the same on every attempt of one call; the tool is then
+            taken to honour it (its repeats are safe), and the model never sees
+            the parameter.
+        passthrough: Exception types that propagate untouched.
+        contracts: Outcome contracts (``toolmend.contracts``) for the successful
+            results (default: the run's, from ``run_config(contracts=)``).
+
+    Returns:
+        The tool, or a decorator that makes it.
     """
     policy = retry if retry is not None else RetryPolicy.none()
 

@@ -38,7 +38,14 @@ log = logging.getLogger("toolmend.contracts")
 def check(
     contracts: Contracts | None, tool: str, arguments: Any, result: Any
 ) -> tuple[Violation, ...]:
-    """The violations of ``result`` against ``tool``'s contract; empty when clean or unknown."""
+    """The violations of ``result`` against ``tool``'s contract; empty when clean or unknown.
+
+    Args:
+        contracts: The contracts (``None``: nothing to check).
+        tool: The tool's name.
+        arguments: The call's arguments, which echoes compare with.
+        result: The result: a text or a JSON value.
+    """
     try:
         if contracts is None:
             return ()

@@ -42,7 +42,13 @@ log = logging.getLogger("toolmend.contracts")
 
 @dataclass(frozen=True, slots=True)
 class MiningOptions:
-    """How much evidence each invariant class needs before it is admitted."""
+    """How much evidence each invariant class needs before it is admitted.
+
+    Attributes:
+        category_support: Recorded results a categorical domain needs.
+        max_categories: Distinct values a categorical domain may have at most.
+        max_affine_terms: Fields an affine relation may combine at most.
+    """
 
     min_support: int = 20
     """Recorded results a path must occur in before any invariant about it is admitted."""
@@ -433,6 +439,9 @@ class Miner:
 
     The only mutable object in the package, at the edge where records arrive
     one at a time (a JSONL stream, a trace store); ``mine`` wraps it.
+
+    Args:
+        options: How much evidence each invariant needs.
     """
 
     def __init__(self, options: MiningOptions | None = None) -> None:
@@ -440,7 +449,14 @@ class Miner:
         self._tools: dict[str, _Tool] = {}
 
     def add(self, tool: str, arguments: Any, result: Any, *, is_error: bool | None = None) -> bool:
-        """Record one call; ``False`` when the result is a failure and was left out."""
+        """Record one call; ``False`` when the result is a failure and was left out.
+
+        Args:
+            tool: The tool's name.
+            arguments: The call's arguments.
+            result: The result: a text or a JSON value.
+            is_error: Whether the result is known to be a failure (``None``: judge its text).
+        """
         stats = self._tools.get(tool)
         if stats is None:
             stats = self._tools[tool] = _Tool(self.options)
@@ -453,7 +469,11 @@ class Miner:
         return True
 
     def contracts(self, substitutes: Mapping[str, Iterable[str]] | None = None) -> Contracts:
-        """The contracts mined so far, one per tool, in name order."""
+        """The contracts mined so far, one per tool, in name order.
+
+        Args:
+            substitutes: Each tool's substitutes, for the receipts.
+        """
         tools = {
             name: stats.contract(name)
             for name, stats in sorted(self._tools.items())
@@ -474,7 +494,13 @@ def mine(
     options: MiningOptions | None = None,
     substitutes: Mapping[str, Iterable[str]] | None = None,
 ) -> Contracts:
-    """Contracts from recorded calls ``{"tool", "arguments", "result"[, "is_error"]}``."""
+    """Contracts from recorded calls ``{"tool", "arguments", "result"[, "is_error"]}``.
+
+    Args:
+        calls: The recorded calls.
+        options: How much evidence each invariant needs.
+        substitutes: Each tool's substitutes, for the receipts.
+    """
     miner = Miner(options)
     for call in calls:
         miner.add(

@@ -56,7 +56,16 @@ ORDER: Mapping[Code, int] = {code: rank for rank, code in enumerate(Code)}
 
 @dataclass(frozen=True, slots=True)
 class Violation:
-    """One violated property of one result: what was expected where, and what came."""
+    """One violated property of one result: what was expected where, and what came.
+
+    Attributes:
+        code: Which property was violated.
+        path: Where in the result.
+        expected: What the contract expects there.
+        observed: What came, capped.
+        detail: The violation in one sentence.
+        tool: The tool's name.
+    """
 
     code: Code
     path: str
@@ -78,7 +87,13 @@ class Violation:
 
 @dataclass(frozen=True, slots=True)
 class ObjectRule:
-    """The keys of the object at one path: those always present, and (when closed) all allowed."""
+    """The keys of the object at one path: those always present, and (when closed) all allowed.
+
+    Attributes:
+        required: The keys present in every recorded object.
+        allowed: Every key allowed (``None``: the key set is open).
+        support: Recorded objects behind the rule.
+    """
 
     required: frozenset[str]
     allowed: frozenset[str] | None
@@ -87,7 +102,14 @@ class ObjectRule:
 
 @dataclass(frozen=True, slots=True)
 class Echo:
-    """A result field that repeats a call argument on every recorded call."""
+    """A result field that repeats a call argument on every recorded call.
+
+    Attributes:
+        path: The result field.
+        argument: The argument it repeats.
+        fold_case: Whether case is ignored in the comparison.
+        support: Recorded calls behind the rule.
+    """
 
     path: str
     argument: str
@@ -97,7 +119,14 @@ class Echo:
 
 @dataclass(frozen=True, slots=True)
 class Affine:
-    """``target = intercept + sum(coefficient * field)`` on every recorded result."""
+    """``target = intercept + sum(coefficient * field)`` on every recorded result.
+
+    Attributes:
+        target: The field the relation computes.
+        terms: Each input field with its coefficient.
+        intercept: The constant term.
+        support: Recorded results behind the relation.
+    """
 
     target: str
     terms: tuple[tuple[str, float], ...]
@@ -122,7 +151,20 @@ class Affine:
 
 @dataclass(frozen=True, slots=True)
 class ToolContract:
-    """Every admitted invariant of one tool's results, mined and declared."""
+    """Every admitted invariant of one tool's results, mined and declared.
+
+    Attributes:
+        tool: The tool's name.
+        samples: Recorded results mined.
+        objects: The key rules of the objects, by path.
+        types: The JSON types seen at each path.
+        domains: The categorical values of each path.
+        positive: The paths whose numbers are always positive.
+        echoes: Result fields that repeat a call argument.
+        affine: Affine relations between numeric fields.
+        error_free: Whether no recorded result read as an error.
+        schema: The declared JSON Schema of the results, if any.
+    """
 
     tool: str
     samples: int = 0
@@ -177,7 +219,12 @@ class ToolContract:
 
     @classmethod
     def from_dict(cls, tool: str, data: Mapping[str, Any]) -> ToolContract:
-        """Read one tool's contract; a wrong shape raises ``ValueError`` naming the tool."""
+        """Read one tool's contract; a wrong shape raises ``ValueError`` naming the tool.
+
+        Args:
+            tool: The tool's name.
+            data: Its saved contract.
+        """
         try:
             schema = data.get("schema")
             if schema is not None and not isinstance(schema, Mapping):
@@ -240,6 +287,11 @@ class Contracts:
     ``substitutes`` maps a tool to the tools that can stand in for it; a receipt
     lists those the agent actually has.  Naming a tool among its own substitutes
     advertises a retry.
+
+    Attributes:
+        tools: Each tool's contract.
+        substitutes: The tools that can stand in for each tool.
+        tolerance: The relative tolerance of numeric comparisons.
     """
 
     tools: Mapping[str, ToolContract] = field(default_factory=dict)
@@ -247,7 +299,11 @@ class Contracts:
     tolerance: float = TOLERANCE
 
     def get(self, tool: str) -> ToolContract | None:
-        """The contract of ``tool``, if it has one."""
+        """The contract of ``tool``, if it has one.
+
+        Args:
+            tool: The tool's name.
+        """
         return self.tools.get(tool)
 
     def to_dict(self) -> dict[str, Any]:
@@ -265,12 +321,20 @@ class Contracts:
         return json_text(self.to_dict(), indent=2) + "\n"
 
     def save(self, path: str | Path) -> None:
-        """Write the contracts file to ``path`` (UTF-8)."""
+        """Write the contracts file to ``path`` (UTF-8).
+
+        Args:
+            path: Where to write.
+        """
         Path(path).write_text(self.dumps(), encoding="utf-8")
 
     @classmethod
     def from_dict(cls, data: Any) -> Contracts:
-        """Read a saved set; another format or a newer version raises ``ValueError``."""
+        """Read a saved set; another format or a newer version raises ``ValueError``.
+
+        Args:
+            data: The file's parsed JSON.
+        """
         if not isinstance(data, Mapping):
             raise ValueError("contracts must be a JSON object")
         if data.get("format") != FORMAT:
@@ -297,6 +361,9 @@ class Contracts:
     def loads(cls, text: str) -> Contracts:
         """Read a contracts file's text.
 
+        Args:
+            text: The file's text.
+
         Raises:
             ValueError: The text is not a contracts file; the message names what is wrong.
         """
@@ -308,24 +375,41 @@ class Contracts:
 
     @classmethod
     def load(cls, path: str | Path) -> Contracts:
-        """Read the contracts file at ``path``; see :meth:`loads`."""
+        """Read the contracts file at ``path``; see :meth:`loads`.
+
+        Args:
+            path: The file.
+        """
         return cls.loads(Path(path).read_text(encoding="utf-8"))
 
     def with_substitutes(self, substitutes: Mapping[str, Iterable[str]]) -> Contracts:
-        """The same contracts with ``substitutes`` added over the existing map."""
+        """The same contracts with ``substitutes`` added over the existing map.
+
+        Args:
+            substitutes: The tools that can stand in for each tool.
+        """
         merged = dict(self.substitutes)
         merged.update({str(t): _names(s) for t, s in substitutes.items()})
         return replace(self, substitutes=merged)
 
     def declare(self, tool: str, schema: Mapping[str, Any]) -> Contracts:
-        """The same contracts with ``schema`` declared for ``tool``'s results."""
+        """The same contracts with ``schema`` declared for ``tool``'s results.
+
+        Args:
+            tool: The tool's name.
+            schema: The JSON Schema of its results.
+        """
         current = self.tools.get(tool) or ToolContract(tool)
         tools = dict(self.tools)
         tools[tool] = replace(current, schema=dict(schema))
         return replace(self, tools=tools)
 
     def merge(self, other: Contracts) -> Contracts:
-        """Combine two sets: ``other``'s mined part and schema win where both have one."""
+        """Combine two sets: ``other``'s mined part and schema win where both have one.
+
+        Args:
+            other: The set to combine with this one.
+        """
         tools = dict(self.tools)
         for name, theirs in other.tools.items():
             mine = tools.get(name)

@@ -37,6 +37,11 @@ def recovery_tools(
 
     With ``available_tools`` unknown none is named: a receipt must never name a
     tool the agent cannot call.
+
+    Args:
+        tool: The tool's name.
+        substitutes: Each tool's substitutes.
+        available_tools: The tools the agent can call now (``None``: unknown).
     """
     if not substitutes or available_tools is None:
         return ()
@@ -46,7 +51,14 @@ def recovery_tools(
 
 @dataclass(frozen=True, slots=True)
 class Receipt:
-    """What the model sees in place of a result that violated its contract."""
+    """What the model sees in place of a result that violated its contract.
+
+    Attributes:
+        tool: The tool's name.
+        result: The result as it came.
+        violations: What it violated.
+        recovery_tools: The substitutes the agent can call instead.
+    """
 
     tool: str
     result: Any
@@ -109,7 +121,15 @@ def receipt(
     available_tools: Iterable[str] | None = None,
     substitutes: Mapping[str, Iterable[str]] | None = None,
 ) -> Receipt | None:
-    """A receipt for a result with violations; ``None`` for a clean one, which stays unchanged."""
+    """A receipt for a result with violations; ``None`` for a clean one, which stays unchanged.
+
+    Args:
+        tool: The tool's name.
+        result: The result: a text or a JSON value.
+        violations: What the result violated.
+        available_tools: The tools the agent can call now (``None``: unknown).
+        substitutes: Each tool's substitutes.
+    """
     found = tuple(violations)
     if not found:
         return None

@@ -20,7 +20,13 @@ log = logging.getLogger("toolmend.contracts")
 
 @dataclass(frozen=True, slots=True)
 class Review:
-    """The text to deliver, the violations to report, and the receipt when there is one."""
+    """The text to deliver, the violations to report, and the receipt when there is one.
+
+    Attributes:
+        text: What the model reads: the receipt, or the result as it came.
+        violations: What the result violated.
+        receipt: The receipt, when one was made.
+    """
 
     text: str
     violations: tuple[Violation, ...]
@@ -56,6 +62,14 @@ def review(
     A failed result is handled as a failure, never receipted as well:
     ``failed`` is what the caller already knows about it (``None``: ask
     :func:`toolmend.classify_result`), and a failure comes back unchanged and unchecked.
+
+    Args:
+        contracts: The contracts (``None``: nothing to check).
+        tool: The tool's name.
+        arguments: The call's arguments.
+        result: The raw result: a text or a JSON value.
+        available_tools: The tools the agent can call now, which bound the recovery tools.
+        failed: What the caller already knows about the result (``None``: ask the classifier).
     """
     if failed is None:
         failed = contracts is not None and tool in contracts.tools and _flagged(result)

@@ -33,7 +33,11 @@ _MAX_ERRORS = 20
 
 
 def schema_of(tp: Any) -> dict[str, Any]:
-    """The JSON Schema of a pydantic model or any type pydantic understands, as results are sent."""
+    """The JSON Schema of a pydantic model or any type pydantic understands, as results are sent.
+
+    Args:
+        tp: A pydantic model or a type pydantic understands.
+    """
     from pydantic import TypeAdapter
 
     schema = TypeAdapter(tp).json_schema(mode="serialization")
@@ -41,7 +45,11 @@ def schema_of(tp: Any) -> dict[str, Any]:
 
 
 def return_schema(fn: Callable[..., Any]) -> dict[str, Any] | None:
-    """The schema of a function's return annotation; ``None`` when it has none worth checking."""
+    """The schema of a function's return annotation; ``None`` when it has none worth checking.
+
+    Args:
+        fn: The function.
+    """
     try:
         hints = typing.get_type_hints(fn)
     except Exception:
@@ -57,7 +65,11 @@ def return_schema(fn: Callable[..., Any]) -> dict[str, Any] | None:
 
 
 def declared(schemas: Mapping[str, Mapping[str, Any]]) -> Contracts:
-    """Contracts declaring one JSON Schema per tool name."""
+    """Contracts declaring one JSON Schema per tool name.
+
+    Args:
+        schemas: Tool name -> the JSON Schema of its results.
+    """
     contracts = Contracts()
     for tool, schema in sorted(schemas.items()):
         contracts = contracts.declare(tool, schema)
@@ -65,7 +77,11 @@ def declared(schemas: Mapping[str, Mapping[str, Any]]) -> Contracts:
 
 
 def from_mcp_tools(tools: Iterable[Any]) -> Contracts:
-    """Contracts from MCP tool definitions (``Tool`` objects or dicts) with an ``outputSchema``."""
+    """Contracts from MCP tool definitions (``Tool`` objects or dicts) with an ``outputSchema``.
+
+    Args:
+        tools: MCP ``Tool`` objects or their dicts.
+    """
     schemas: dict[str, Mapping[str, Any]] = {}
     for tool in tools:
         if isinstance(tool, Mapping):

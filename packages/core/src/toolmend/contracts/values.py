@@ -121,7 +121,11 @@ def json_text(value: Any, *, indent: int | None = None) -> str:
 
 
 def cap(value: Any) -> Any:
-    """A value small enough to show the model; a long one is cut, visibly."""
+    """A value small enough to show the model; a long one is cut, visibly.
+
+    Args:
+        value: The value.
+    """
     if isinstance(value, str):
         return value if len(value) <= _CAP_TEXT else value[:_CAP_TEXT] + "…"
     if isinstance(value, float) and not math.isfinite(value):

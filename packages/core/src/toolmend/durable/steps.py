@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from ..attempts import AttemptRecord
 from ..effects import Effect
 from ..failure import ToolFailure
 from ..guidance import VERIFY_FIRST
@@ -116,7 +117,14 @@ class Mark(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class StepRecord:
-    """What the store knows about one step, found by its key."""
+    """What the store knows about one step, found by its key.
+
+    Attributes:
+        key: The step's key.
+        tool: The tool's name.
+        mark: Where the step got to.
+        result: The text of a finished step.
+    """
 
     key: str
     tool: str
@@ -136,23 +144,44 @@ class StepStore(Protocol):
 
         ``None`` means this is the step's first run.  Atomic: of two workers
         that begin the same key, exactly one gets ``None``.
+
+        Args:
+            key: The step's key.
+            tool: The tool's name.
         """
         ...
 
     def finish(self, key: str, result: str) -> None:
-        """Record the step's result (its text, as the agent reads it)."""
+        """Record the step's result (its text, as the agent reads it).
+
+        Args:
+            key: The step's key.
+            result: The text the agent reads.
+        """
         ...
 
     def fail(self, key: str) -> None:
-        """Record a failure known not to have taken effect."""
+        """Record a failure known not to have taken effect.
+
+        Args:
+            key: The step's key.
+        """
         ...
 
     def clear(self, key: str) -> None:
-        """Forget the step: it was interrupted on purpose (the engine's control flow)."""
+        """Forget the step: it was interrupted on purpose (the engine's control flow).
+
+        Args:
+            key: The step's key.
+        """
         ...
 
     def budget(self, tool: str) -> RetryBudget:
-        """The retry budget of ``tool``, shared by every worker on this store."""
+        """The retry budget of ``tool``, shared by every worker on this store.
+
+        Args:
+            tool: The tool's name.
+        """
         ...
 
 
@@ -196,7 +225,11 @@ class WorkerStopped(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """A replayed step's outcome taken from its record: the tool did not run again."""
+    """A replayed step's outcome taken from its record: the tool did not run again.
+
+    Attributes:
+        text: The text the agent reads.
+    """
 
     text: str
     landed: bool = False
@@ -204,7 +237,12 @@ class Recorded:
 
 
 def stopped_failure(tool: str, arguments: Mapping[str, Any]) -> ToolFailure:
-    """The failure of a step that may have run before a crash and cannot be checked."""
+    """The failure of a step that may have run before a crash and cannot be checked.
+
+    Args:
+        tool: The tool's name.
+        arguments: The step's arguments.
+    """
     return ToolFailure(
         tool=tool,
         arguments=arguments,
@@ -230,6 +268,7 @@ class _Step:
     verify: Verify | None
     honours_key: bool
     passthrough: tuple[type[BaseException], ...]
+    history: list[AttemptRecord] | None
 
     def plan(self) -> tuple[Replay, StepRecord | None]:
         record = self.store.begin(self.key, self.tool)
@@ -264,6 +303,7 @@ class _Step:
             "honours_key": self.honours_key,
             "passthrough": self.passthrough,
             "key": self.key,
+            "history": self.history,
         }
 
     def settle(self, outcome: Any, text: Callable[[Any], str]) -> None:
@@ -286,6 +326,7 @@ def _step(
     verify: Verify | None,
     honours_key: bool,
     passthrough: tuple[type[BaseException], ...],
+    history: list[AttemptRecord] | None,
 ) -> _Step:
     return _Step(
         store=store,
@@ -298,6 +339,7 @@ def _step(
         verify=verify,
         honours_key=honours_key,
         passthrough=tuple(passthrough),
+        history=history,
     )
 
 
@@ -315,6 +357,7 @@ def run_durably(
     verify: Verify | None = None,
     honours_key: bool = False,
     passthrough: tuple[type[BaseException], ...] = (),
+    history: list[AttemptRecord] | None = None,
 ) -> T | ToolFailure | Recorded:
     """Run one step of a durable run as ``execute`` would, unless its record says it ran.
 
@@ -337,9 +380,11 @@ def run_durably(
         verify: The hook that tells whether a write landed.
         honours_key: Whether the tool forwards ``key`` to a deduplicating server.
         passthrough: Exceptions that propagate untouched.
+        history: Filled with the failed attempts, as ``execute`` fills it, so
+            that an adapter can report a success that took retries.
     """
     step = _step(
-        store, key, tool, arguments, effect, policy, loop, verify, honours_key, passthrough
+        store, key, tool, arguments, effect, policy, loop, verify, honours_key, passthrough, history
     )
     replay, record = step.plan()
     if replay is Replay.REUSE and record is not None:
@@ -373,6 +418,7 @@ async def arun_durably(
     verify: Verify | None = None,
     honours_key: bool = False,
     passthrough: tuple[type[BaseException], ...] = (),
+    history: list[AttemptRecord] | None = None,
 ) -> T | ToolFailure | Recorded:
     """The async twin of :func:`run_durably` (the store's calls are short and blocking).
 
@@ -389,9 +435,11 @@ async def arun_durably(
         verify: The hook (sync or async) that tells whether a write landed.
         honours_key: Whether the tool forwards ``key`` to a deduplicating server.
         passthrough: Exceptions that propagate untouched.
+        history: Filled with the failed attempts, as ``execute`` fills it, so
+            that an adapter can report a success that took retries.
     """
     step = _step(
-        store, key, tool, arguments, effect, policy, loop, verify, honours_key, passthrough
+        store, key, tool, arguments, effect, policy, loop, verify, honours_key, passthrough, history
     )
     replay, record = step.plan()
     if replay is Replay.REUSE and record is not None:
