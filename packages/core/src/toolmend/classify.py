@@ -3,8 +3,8 @@
 The paper's procedure: words in the first 4 KB, unrecoverable before transient
 before fixable, everything else ambiguous; a command's own timeout stays
 ambiguous, since repeating the command may time out again.  Beyond it, when no
-word decides, an HTTP status carried in the text counts, then an explicit
-"retry after N".
+word decides, a database code printed where its system prints it counts, then
+an HTTP status carried in the text, then an explicit "retry after N".
 
 Words count only where they describe the failure.  A Python traceback is judged
 by its exception lines, not its source frames (a frame can quote any word: a
@@ -23,6 +23,7 @@ from . import words
 from .codes import system_of
 from .envelope import read_envelope
 from .model import Kind
+from .printed import read_printed
 
 __all__ = ["HEAD", "Classification", "classify_text"]
 
@@ -98,6 +99,19 @@ _COMMON_FOUND = tuple(_found(entry) for entry in words.COMMON_MATCHER.entries)
 _HTTP_FOUND = {
     code: Classification(kind, f"HTTP {code}", "http") for code, kind in words.HTTP_KIND.items()
 }
+
+
+_PRINTED_FOUND: dict[tuple[Kind, str, str], Classification] = {}
+
+
+def _printed_found(kind: Kind, code: str, system: str) -> Classification:
+    key = (kind, code, system)
+    found = _PRINTED_FOUND.get(key)
+    if found is None:
+        found = Classification(kind, code, f"code:{system}")
+        if len(_PRINTED_FOUND) < 4096:
+            _PRINTED_FOUND[key] = found
+    return found
 
 
 def _exception_lines(text: str, in_frames: bool) -> list[str]:
@@ -192,6 +206,9 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
         index = words.WIDE_MATCHER.find(region)
         if index >= 0:
             return _WIDE_FOUND[index]
+        printed = read_printed(region)
+        if printed is not None:
+            return _printed_found(*printed)
         status = words.http_status(region)
         if status is not None:
             return _HTTP_FOUND[status]

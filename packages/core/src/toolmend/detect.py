@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .classify import AMBIGUOUS, Classification, classify_text
+from .codes import table_named
 from .envelope import read_envelope
 from .model import Kind, Source
 from .rules import Rules, current_rules
@@ -214,12 +215,19 @@ _NAMED_START = re.compile(
 _NUMBERED_START = re.compile(
     r"\d{3} (?:Client|Server) Error:|\d+ validation errors? for |\[Errno -?\d+\] "
 )
+# A Redis error reply starts with its code ("WRONGTYPE ...", "ERR ..."), as listed in
+# the Redis code table.
+_REDIS_CODES = sorted({code.split()[0] for code in table_named("redis").codes})
 # A program's own error line ("psql: error: ...", "curl: (7) ..."), psql's "ERROR:  "
-# at a line start, an MCP client's request timeout, an HTTP status line of a failure,
+# at a line start, the MySQL/MariaDB client's "ERROR 1146 (42S02)", a Redis error reply
+# (redis-cli's "(error) " before it), a typed error line ("Catalog Error: ", DuckDB's
+# and others' form), an MCP client's request timeout, an HTTP status line of a failure,
 # an XML error body (S3, STS, EC2, Azure Storage).  An HTML page stays clean even when
 # its title is a status: a fetched page is content.
 _PROGRAM_START = re.compile(
     r"[\w.-]{1,32}: (?:error|ERROR|fatal|FATAL)[: ]|[\w.-]{1,32}: \(\d+\) |npm (?:error|ERR!) "
+    r"|ERROR \d{4} \([0-9A-Z]{5}\)|(?:\(error\) )?(?:" + "|".join(_REDIS_CODES) + r") \S"
+    r"|(?:[A-Z][a-z]+ ){1,3}Error: "
     r"|Request '[\w/]+' timed out|HTTP/\d(?:\.\d)? [45]\d\d "
     r"|(?:<\?xml[^>]*\?>\s*)?<(?:ErrorResponse|Error)[\s>]|(?:<\?xml[^>]*\?>\s*)?<Response>\s*<Errors>"
 )
@@ -310,6 +318,11 @@ _RUN_REPORT = re.compile(
     re.M,
 )
 _SHORT_REPORT = 15
+# Node's report of an uncaught exception: the throwing line, a caret, then the error,
+# its frames and any properties it carries (a TLS error dumps the whole certificate).
+_NODE_CRASH = re.compile(
+    r"(?:node:[\w/]+|[^\n]+\.[cm]?[jt]s):\d+\n[^\n]*\n *\^+\n\n(?:[A-Z]\w*)?Error\b"
+)
 # Cheap substrings that any text _RUN_REPORT matches holds; most texts hold none.
 _RUN_MARKS = ("FAILED ", "PASSED", " passed", " failed", "=====", "Ran ", "ok ", "E   ", "Exit ")
 
@@ -326,7 +339,7 @@ def _error_shaped(text: str) -> bool:
         body = body[:cut]
     if len(body) <= _ONE_LINE and "\n" not in body:
         return True
-    if _PROGRAM_ERROR.match(body) is not None:
+    if _PROGRAM_ERROR.match(body) is not None or _NODE_CRASH.match(body) is not None:
         return True
     # A stack's frames (Node's "    at f (file:1:2)", Java's tab-indented ones) belong
     # to the one error they trace, so they do not make a report long.

@@ -1,0 +1,79 @@
+"""Numeric codes that count only where their system prints them.
+
+A database's error number or SQLSTATE is a bare number or five characters:
+read anywhere, ``1146`` or ``42000`` would match ports, sizes and ids.  They
+count only in the settings where the software that owns them writes them:
+
+- SQLSTATE: psql's verbose ``ERROR:  42P01:``, MySQL's ``ERROR 1146 (42S02)``,
+  PDO's ``SQLSTATE[42S02]``, JDBC's ``SQLState: 42P01``;
+- MySQL and MariaDB error numbers: the client's ``ERROR 1146 (42S02)``, the
+  Python drivers' ``(1146, "...")``, Go's ``Error 1146:``, phpMyAdmin's ``#1146 -``.
+
+The meanings come from the code tables: ``codes/sqlstate.json`` (an exact code
+first, then its class) and ``codes/mysql.json``, whose ``"match": "printed"``
+keeps it out of the substring tables.  These readings run only when no word or
+substring code decided, so they never change a verdict the words already give.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .codes import table_named
+from .model import Kind
+
+__all__ = ["read_printed"]
+
+_SQLSTATE_TABLE = table_named("sqlstate")
+_MYSQL_TABLE = table_named("mysql")
+
+_STATE = r"(?P<state>[0-9A-Z]{5})(?![0-9A-Za-z])"
+_PAIRED = r"(?P<paired>[0-9A-Z]{5})"
+_NUMBER = r"(?P<number>[1-4]\d{3})(?!\d)"
+# Each pattern starts with a literal, so a text without it costs one fast scan.
+_PATTERNS = (
+    re.compile(rf"ERROR(?::  {_STATE}:| {_NUMBER}(?: \({_PAIRED}\)| \(HY000\))?:? )"),
+    re.compile(rf"Error {_NUMBER}(?: \({_STATE}\))?:? "),
+    re.compile(rf"SQL(?:STATE\[|STATE:? ?|State:? ?| state:? ?\[?|STATE ?= ?['\"]?){_STATE}"),
+    re.compile(rf"\({_NUMBER}, [\"']"),
+    re.compile(rf"#{_NUMBER} - "),
+)
+
+
+def _state_kind(state: str) -> Kind | None:
+    codes = _SQLSTATE_TABLE.codes
+    return codes.get(f"SQLSTATE {state}") or codes.get(f"SQLSTATE {state[:2]}")
+
+
+def read_printed(text: str) -> tuple[Kind, str, str] | None:
+    """The kind, the code and its table of the first printed code with a meaning.
+
+    A MySQL number decides over the SQLSTATE printed beside it: the number is the
+    finer reading.
+
+    Args:
+        text: The deciding region of an error text.
+    """
+    for pattern in _PATTERNS:
+        match = pattern.search(text)
+        while match is not None:
+            found = _meaning(match)
+            if found is not None:
+                return found
+            match = pattern.search(text, match.end())
+    return None
+
+
+def _meaning(match: re.Match[str]) -> tuple[Kind, str, str] | None:
+    groups = match.groupdict()
+    number = groups.get("number")
+    if number is not None:
+        kind = _MYSQL_TABLE.codes.get(number)
+        if kind is not None:
+            return kind, f"MySQL {number}", _MYSQL_TABLE.name
+    state = groups.get("state") or groups.get("paired")
+    if state is not None:
+        kind = _state_kind(state)
+        if kind is not None:
+            return kind, f"SQLSTATE {state}", _SQLSTATE_TABLE.name
+    return None
