@@ -35,9 +35,12 @@ _PATTERNS = (
     re.compile(rf"ERROR(?::  {_STATE}:| {_NUMBER}(?: \({_PAIRED}\)| \(HY000\))?:? )"),
     re.compile(rf"Error {_NUMBER}(?: \({_STATE}\))?:? "),
     re.compile(rf"SQL(?:STATE\[|STATE:? ?|State:? ?| state:? ?\[?|STATE ?= ?['\"]?){_STATE}"),
-    re.compile(rf"\({_NUMBER}, [\"']"),
     re.compile(rf"#{_NUMBER} - "),
 )
+# The Python drivers' ``(1146, "...")`` counts at the start or right after the
+# exception's name (``ProgrammingError: (1146, ...``, SQLAlchemy's ``...Error) (1146,``).
+_TUPLE = re.compile(rf"\({_NUMBER}, [\"']")
+_TUPLE_AFTER = ("Error: ", "Error) ", "Error")
 
 
 def _state_kind(state: str) -> Kind | None:
@@ -61,6 +64,14 @@ def read_printed(text: str) -> tuple[Kind, str, str] | None:
             if found is not None:
                 return found
             match = pattern.search(text, match.end())
+    match = _TUPLE.search(text)
+    while match is not None:
+        start = match.start()
+        if start == 0 or text.endswith(_TUPLE_AFTER, 0, start):
+            found = _meaning(match)
+            if found is not None:
+                return found
+        match = _TUPLE.search(text, match.end())
     return None
 
 
