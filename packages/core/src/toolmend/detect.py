@@ -352,7 +352,7 @@ def _error_shaped(text: str) -> bool:
 
 
 def _flagged(text: str, rule: str, agent: str | None) -> Verdict:
-    wide = agent is None and (is_error_text(text) or _error_shaped(text))
+    wide = agent is None and (_error_shaped(text) or is_error_text(text))
     found = classify_text(text, wide=wide)
     if not wide and agent is None and found.kind is Kind.AMBIGUOUS:
         first = text.strip().split("\n", 1)[0]

@@ -30,12 +30,16 @@ _MYSQL_TABLE = table_named("mysql")
 _STATE = r"(?P<state>[0-9A-Z]{5})(?![0-9A-Za-z])"
 _PAIRED = r"(?P<paired>[0-9A-Z]{5})"
 _NUMBER = r"(?P<number>[1-4]\d{3})(?!\d)"
-# Each pattern starts with a literal, so a text without it costs one fast scan.
+# Each pattern with the literal it starts with: a text without the literal costs
+# one substring test.
 _PATTERNS = (
-    re.compile(rf"ERROR(?::  {_STATE}:| {_NUMBER}(?: \({_PAIRED}\)| \(HY000\))?:? )"),
-    re.compile(rf"Error {_NUMBER}(?: \({_STATE}\))?:? "),
-    re.compile(rf"SQL(?:STATE\[|STATE:? ?|State:? ?| state:? ?\[?|STATE ?= ?['\"]?){_STATE}"),
-    re.compile(rf"#{_NUMBER} - "),
+    ("ERROR", re.compile(rf"ERROR(?::  {_STATE}:| {_NUMBER}(?: \({_PAIRED}\)| \(HY000\))?:? )")),
+    ("Error ", re.compile(rf"Error {_NUMBER}(?: \({_STATE}\))?:? ")),
+    (
+        "SQL",
+        re.compile(rf"SQL(?:STATE\[|STATE:? ?|State:? ?| state:? ?\[?|STATE ?= ?['\"]?){_STATE}"),
+    ),
+    ("#", re.compile(rf"#{_NUMBER} - ")),
 )
 # The Python drivers' ``(1146, "...")`` counts at the start or right after the
 # exception's name (``ProgrammingError: (1146, ...``, SQLAlchemy's ``...Error) (1146,``).
@@ -57,14 +61,16 @@ def read_printed(text: str) -> tuple[Kind, str, str] | None:
     Args:
         text: The deciding region of an error text.
     """
-    for pattern in _PATTERNS:
+    for literal, pattern in _PATTERNS:
+        if literal not in text:
+            continue
         match = pattern.search(text)
         while match is not None:
             found = _meaning(match)
             if found is not None:
                 return found
             match = pattern.search(text, match.end())
-    match = _TUPLE.search(text)
+    match = _TUPLE.search(text) if ", " in text else None
     while match is not None:
         start = match.start()
         if start == 0 or text.endswith(_TUPLE_AFTER, 0, start):
