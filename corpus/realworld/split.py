@@ -40,7 +40,10 @@ def _key(name: str) -> str:
 
 def assignment(all_rows: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
     """(family, group) -> split."""
-    pinned = {row["group"]: row["split"] for row in all_rows if row.get("split")}
+    pinned: dict[str, str] = {}
+    for row in all_rows:
+        if row.get("split") and pinned.setdefault(row["group"], row["split"]) != row["split"]:
+            raise ValueError(f"group {row['group']!r} is pinned to two splits")
     groups: dict[str, set[str]] = {}
     out: dict[tuple[str, str], str] = {}
     for row in all_rows:
