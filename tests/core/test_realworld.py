@@ -51,6 +51,34 @@ def test_the_split_is_by_origin() -> None:
 
 
 CASES = [
+    # An error that lists what it would accept names what to change.
+    ("train3/django-orm-postgres/field-error", "fixable", "is_error", "word", "Choices are:"),
+    (
+        "train3/tortoise-orm-sqlite/bad-filter",
+        "fixable",
+        "is_error",
+        "word",
+        "llowed base values",
+    ),
+    ("train3/gnu-grep/pcre-paren", "fixable", "is_error", "word", "issing closing"),
+    ("train3/better-sqlite3/range", "fixable", "is_error", "word", "Too few "),
+    # Google's standard PERMISSION_DENIED message; a status after urllib-like "HTTP Error:".
+    (
+        "train3/firebase-firebase-tools/caller-no-permission",
+        "unrecoverable",
+        "generic",
+        "word",
+        "does not have permission",
+    ),
+    ("train3/firebase-firebase-tools/403-unknown", "unrecoverable", "generic", "http", "HTTP 403"),
+    # Cloudflare's authentication error decides over the 400 around it.
+    (
+        "train3/cloudflare-wrangler-legacy/status-400-auth",
+        "unrecoverable",
+        "generic",
+        "word",
+        "uthentication error",
+    ),
     # Node's report of an uncaught exception is one error, however long the certificate
     # dump that follows it; Node's own code decides.
     (

@@ -155,7 +155,9 @@ WORDING: Mapping[str, Kind] = {
          "Command is not allowed", "is outside the allowed", "User rejected", "Bad credentials",
          "is not allowed for this repository", "refusing to update checked out branch",
          'FATAL:  role "', "incorrect or expired", "owned by an organization",
-         "Only organization repositories"], U),
+         "Only organization repositories",
+         # Cloudflare's code 10000 and Google's standard PERMISSION_DENIED message.
+         "uthentication error", "does not have permission"], U),
     **dict.fromkeys(
         ["network timeout", "Couldn't connect to server", "Failed to connect to",
          "Empty reply from server", "overloaded", "upstream connect error",
@@ -232,7 +234,12 @@ WORDING: Mapping[str, Kind] = {
          "nothing added to commit but untracked files present",
          "externally-managed-environment", "Port should be >= 0",
          "don't match the file content", "too large to convert to SQLite INTEGER",
-         "nknown scheme", "Request validation failed", "Branch not found"], F),
+         "nknown scheme", "Request validation failed", "Branch not found",
+         # The error lists what would have been accepted, or says what it expected.
+         "Choices are:", "llowed base values", "alid operators are", "alid values are",
+         "alid options are", "Did you mean", "did you mean", "erhaps you meant",
+         "issing closing", "Too few ", "an't parse", "annot parse",
+         "expected to be in the format", "ultiple objects returned"], F),
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
@@ -449,7 +456,7 @@ _STATUS_NUMBER = re.compile("(?:" + "|".join(sorted(_HTTP_RANK)) + r")(?<![\d.]\
 #   status=N, Status code: N, status code N, status N | "status": N, 'status_code': 'N
 #   "code": N | returned N, returned error: N | responded with N, failed with N
 _STATUS_BEFORE_REVERSED = re.compile(
-    r" rorrE PTTH| :edoc rorrE| (?:(?:\d\.)?\d/)?PTTH|' rorre (?:tneilC|revreS)"
+    r" :?rorrE PTTH| :edoc rorrE| (?:(?:\d\.)?\d/)?PTTH|' rorre (?:tneilC|revreS)"
     r"| ?[=:](?:edo[Cc][ _]?)?sutat[Ss]| (?:edo[Cc] )?sutat[Ss]| (?::rorre )?denruter"
     r"| htiw (?:dednopser|deliaf)| rorrEpttH<?| :edoc esnopser PTTH| edoc rorrE| :?rorrE IPA"
     r"|\( ?rorrE IPA| \| "
@@ -461,7 +468,7 @@ _STATUS_AFTER = re.compile(r" (?:Client|Server) Error\b| \{[\"']")
 # SDK raised it for the call (urllib's and the SDKs' own wording, requests' and httpx's
 # status lines): there the paper's reading holds.  Otherwise words must say more.
 _WEAK = frozenset({"400", "422"})
-_LIBRARY_BEFORE_REVERSED = re.compile(r" rorrE PTTH| :edoc rorrE|' rorre (?:tneilC|revreS)")
+_LIBRARY_BEFORE_REVERSED = re.compile(r" :?rorrE PTTH| :edoc rorrE|' rorre (?:tneilC|revreS)")
 _LIBRARY_AFTER = re.compile(r" (?:Client|Server) Error\b")
 _CONTEXT = 24
 
