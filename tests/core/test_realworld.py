@@ -51,6 +51,59 @@ def test_the_split_is_by_origin() -> None:
 
 
 CASES = [
+    # Unflagged error starts: a validator's verdict, an HTTP status with its reason, a
+    # typed "Invalid X: " line, a build tool's "[ERROR] ".
+    ("train4/cerberus/required", "fixable", "generic", "word", "Validation failed"),
+    ("train4/ajv/additional", "fixable", "generic", "paper", "Invalid arguments"),
+    (
+        "train4/hub-reported/kaggle-cli/too-many",
+        "transient",
+        "generic",
+        "paper",
+        "Too Many Requests",
+    ),
+    (
+        "train4/hub-reported/kaggle-cli/participate-denied",
+        "unrecoverable",
+        "generic",
+        "paper",
+        "Forbidden",
+    ),
+    ("train4/luxon/zone", "fixable", "generic", "word", "Invalid "),
+    (
+        "train3/cloudflare-workers-sdk/routes-auth",
+        "unrecoverable",
+        "generic",
+        "word",
+        "uthentication error",
+    ),
+    ("train4/smtplib-aiosmtpd/unknown-user", "fixable", "is_error", "word", "address rejected"),
+    ("train4/express/too-large", "fixable", "is_error", "word", "Payload Too Large"),
+    ("train4/numpy/axis", "fixable", "is_error", "word", "out of bounds"),
+    # Overrides: a token that fails verification; a context overflow inside a 500.
+    (
+        "train4/pyjwt/signature",
+        "unrecoverable",
+        "is_error",
+        "override",
+        "ignature verification failed",
+    ),
+    (
+        "train4/llm-reported/llama.cpp/context-exceeded-500",
+        "fixable",
+        "generic",
+        "envelope/override",
+        "ontext size has been exceeded",
+    ),
+    # Broad "invalid ..." counts only after a status: a 403 stays the 403's.
+    ("saas/gh-bad-user-agent", "unrecoverable", "is_error", "http", "HTTP 403"),
+    (
+        "cli/curl/body-401-unflagged",
+        "unrecoverable",
+        "generic",
+        "envelope/word",
+        "nvalid API token",
+    ),
     # An error that lists what it would accept names what to change.
     ("train3/django-orm-postgres/field-error", "fixable", "is_error", "word", "Choices are:"),
     (
@@ -199,7 +252,13 @@ CASES = [
         "ermission denied",
     ),
     ("databases/sqlite-py/syntax-selec", "fixable", "generic", "code:sqlite", ": syntax error"),
-    ("databases/sqlite-py/unrecognized-token", "fixable", "generic", "word", "nrecognized"),
+    (
+        "databases/sqlite-py/unrecognized-token",
+        "fixable",
+        "generic",
+        "code:sqlite",
+        "unrecognized token",
+    ),
     ("databases/sqlite-py/readonly-uri", "unrecoverable", "generic", "word", "readonly database"),
     (
         "grpc-wild/weknora-docreader-refused",
@@ -423,3 +482,7 @@ def test_real_text_verdict(
 )
 def test_clean_envelopes_are_not_failures(case: str) -> None:
     assert verdict(ROWS[case]).failed is False
+
+
+def test_a_table_of_http_statuses_is_not_a_failure() -> None:
+    assert verdict(ROWS["clean/doc-httpstatus-table"]).failed is False

@@ -4,7 +4,8 @@ The paper's procedure: words in the first 4 KB, unrecoverable before transient
 before fixable, everything else ambiguous; a command's own timeout stays
 ambiguous, since repeating the command may time out again.  Beyond it, when no
 word decides, a database code printed where its system prints it counts, then
-an HTTP status carried in the text, then an explicit "retry after N".
+an HTTP status carried in the text, then broad wording ("invalid ..."), then
+an explicit "retry after N".
 
 Words count only where they describe the failure.  A Python traceback is judged
 by its exception lines, not its source frames (a frame can quote any word: a
@@ -96,6 +97,10 @@ _TOOL_TIMEOUT_FOUND = Classification(Kind.AMBIGUOUS, "tool timeout", "timeout")
 _RETRY_FOUND = Classification(Kind.TRANSIENT, "retry hint", "retry-hint")
 _WIDE_FOUND = tuple(_found(entry) for entry in words.WIDE_MATCHER.entries)
 _COMMON_FOUND = tuple(_found(entry) for entry in words.COMMON_MATCHER.entries)
+_WEAK_FOUND = tuple(
+    AMBIGUOUS if k is Kind.AMBIGUOUS else Classification(k, w, "word")
+    for k, w in words.WEAK_MATCHER.entries
+)
 _HTTP_FOUND = {
     code: Classification(kind, f"HTTP {code}", "http") for code, kind in words.HTTP_KIND.items()
 }
@@ -212,6 +217,9 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
         status = words.http_status(region)
         if status is not None:
             return _HTTP_FOUND[status]
+        index = words.WEAK_MATCHER.find(region)
+        if index >= 0:
+            return _WEAK_FOUND[index]
         if words.retry_hint(region):
             return _RETRY_FOUND
         return AMBIGUOUS

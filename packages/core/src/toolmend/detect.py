@@ -193,6 +193,8 @@ _GENERIC_PREFIXES = (
     "Server error '",
     "Error invoking tool '",
     "Unknown tool: ",
+    "Invalid arguments",
+    "Validation failed: ",
     "<urlopen error ",
     "HTTPConnectionPool(host=",
     "HTTPSConnectionPool(host=",
@@ -211,9 +213,17 @@ _NAMED_START = re.compile(
     r"|[\w.<>]+\(\) (?:got an unexpected keyword|missing \d+ required|takes \d+ positional"
     r"|takes from \d+ to \d+ positional|got multiple values|got some positional-only)"
 )
-# Forms that start with a number or a bracket: requests, pydantic, OSError.
+# Forms that start with a number or a bracket: requests, pydantic, OSError, and a
+# failing HTTP status with its reason phrase: "403 - Forbidden - ...", or the whole text
+# "429 Too Many Requests" (a table of statuses is not a failure).
+_REASONS = (
+    "(?:Bad Request|Unauthorized|Payment Required|Forbidden|Not Found|Method Not Allowed"
+    "|Request Timeout|Conflict|Gone|Payload Too Large|Unprocessable Entity|Too Many Requests"
+    "|Internal Server Error|Bad Gateway|Service Unavailable|Gateway Timeout)"
+)
 _NUMBERED_START = re.compile(
     r"\d{3} (?:Client|Server) Error:|\d+ validation errors? for |\[Errno -?\d+\] "
+    rf"|[45]\d\d - {_REASONS}\b|[45]\d\d {_REASONS}\s*\Z"
 )
 # A Redis error reply starts with its code ("WRONGTYPE ...", "ERR ..."), as listed in
 # the Redis code table.
@@ -221,13 +231,15 @@ _REDIS_CODES = sorted({code.split()[0] for code in table_named("redis").codes})
 # A program's own error line ("psql: error: ...", "curl: (7) ..."), psql's "ERROR:  "
 # at a line start, the MySQL/MariaDB client's "ERROR 1146 (42S02)", a Redis error reply
 # (redis-cli's "(error) " before it), a typed error line ("Catalog Error: ", DuckDB's
-# and others' form), an MCP client's request timeout, an HTTP status line of a failure,
-# an XML error body (S3, STS, EC2, Azure Storage).  An HTML page stays clean even when
-# its title is a status: a fetched page is content.
+# and others' form, "Validation failed: ", "Invalid DateTime: "), a build tool's
+# "[ERROR] " (esbuild, wrangler), an MCP client's request timeout, an HTTP status line
+# of a failure, an XML error body (S3, STS, EC2, Azure Storage).  An HTML page stays
+# clean even when its title is a status: a fetched page is content.
 _PROGRAM_START = re.compile(
     r"[\w.-]{1,32}: (?:error|ERROR|fatal|FATAL)[: ]|[\w.-]{1,32}: \(\d+\) |npm (?:error|ERR!) "
     r"|ERROR \d{4} \([0-9A-Z]{5}\)|(?:\(error\) )?(?:" + "|".join(_REDIS_CODES) + r") \S"
-    r"|(?:[A-Z][a-z]+ ){1,3}Error: "
+    r"|(?:[A-Z][a-z]+ ){1,3}(?:Error|[Ff]ailed): |Invalid [A-Za-z]+(?: [A-Za-z]+)?: "
+    r"|(?:✘ )?\[ERROR\] "
     r"|Request '[\w/]+' timed out|HTTP/\d(?:\.\d)? [45]\d\d "
     r"|(?:<\?xml[^>]*\?>\s*)?<(?:ErrorResponse|Error)[\s>]|(?:<\?xml[^>]*\?>\s*)?<Response>\s*<Errors>"
 )

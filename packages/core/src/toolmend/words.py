@@ -34,6 +34,8 @@ __all__ = [
     "HTTP_KIND",
     "OVERRIDE",
     "OWN_TIMEOUT",
+    "WEAK",
+    "WEAK_MATCHER",
     "WHOLE_CODES",
     "WIDE",
     "WIDE_MATCHER",
@@ -157,7 +159,8 @@ WORDING: Mapping[str, Kind] = {
          'FATAL:  role "', "incorrect or expired", "owned by an organization",
          "Only organization repositories",
          # Cloudflare's code 10000 and Google's standard PERMISSION_DENIED message.
-         "uthentication error", "does not have permission"], U),
+         "uthentication error", "does not have permission", "nvalid API token",
+         "ot enough privileges", "has expired", "must be authenticated", "Not logged in"], U),
     **dict.fromkeys(
         ["network timeout", "Couldn't connect to server", "Failed to connect to",
          "Empty reply from server", "overloaded", "upstream connect error",
@@ -176,7 +179,7 @@ WORDING: Mapping[str, Kind] = {
          "nknown argument", "nknown field", "nknown parameter", "nknown column", "nknown property",
          "nknown key", "nknown model", "nknown revision", "nknown type", "nknown value",
          "nknown action", "nknown method", "nknown format", "nknown variable", "nknown attribute",
-         "nrecognized", "nexpected argument", "is not defined",
+         "nrecognized", "nexpected argument",
          "not recognized as", "No rule to make target", "did not resolve to an object",
          "did not match any file", "not a valid", "is not valid",
          "must be one of", "must be provided", "must not be", "should be a", "is required",
@@ -192,7 +195,7 @@ WORDING: Mapping[str, Kind] = {
          "No edits made", "command not found", "strict mode violation", "Unable to locate element",
          "malformed object name", "has no upstream branch",
          "missing separator", "undefined reference to", "Cannot index", "Unknown command",
-         "nknown encoding", "is unknown", "must be of type", "Failed to parse", "cannot have body",
+         "nknown encoding", "is unknown", "must be of type", "cannot have body",
          "has more than one primary key", "duplicate column name", "may not be modified",
          "values were supplied", "Cannot add a", "only use this tool with a correct input",
          "is invalid", "nvalid format", "nsupported protocol",
@@ -239,7 +242,16 @@ WORDING: Mapping[str, Kind] = {
          "Choices are:", "llowed base values", "alid operators are", "alid values are",
          "alid options are", "Did you mean", "did you mean", "erhaps you meant",
          "issing closing", "Too few ", "an't parse", "annot parse",
-         "expected to be in the format", "ultiple objects returned"], F),
+         "expected to be in the format", "ultiple objects returned",
+         # A value, a name or a format the call chose that the program does not accept.
+         "ormat not recognized", "nsupported format", "out of bounds",
+         "ould not convert", "no such command", "no such variable", " not defined",
+         "nknown function", "nknown subcommand", "nknown device", "' must be ",
+         "has to be specified", "Payload Too Large", "hunk FAILED", "ailed to parse",
+         "nsupported URI", "but got", "annot serialize", "an not serialize",
+         "not JSON serializable", "Validation failed", "uplicated mapping key",
+         "bad indentation", "size exceeds", "address rejected", "alidation failed for",
+         "ould not find a field"], F),
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
@@ -250,6 +262,10 @@ OVERRIDE: Mapping[str, Kind] = {
          "userRateLimitExceeded", "RATE_LIMITED", "You have exceeded a secondary rate limit",
          "API Rate Limit Exceeded", "abuse detection mechanism"], T),
     "Request too large for": F,
+    # Input longer than the model's context: whatever status wraps it, it must shrink.
+    "ontext size has been exceeded": F,
+    # A token whose signature does not verify is refused, not a patch to re-apply.
+    "ignature verification failed": U,
     "Quota exceeded for quota": T,
     "does not exist or you do not have access": F,
     # TLS spoken to a plain port (or the reverse): the URL's scheme or port is wrong,
@@ -257,6 +273,10 @@ OVERRIDE: Mapping[str, Kind] = {
     "WRONG_VERSION_NUMBER": F,
     "wrong version number": F,
 }  # fmt: skip
+
+# Broad wording that counts only when no word, printed code or HTTP status decides: an
+# API's 403 "invalid User-Agent" is the 403's, not a value to change.
+WEAK: Mapping[str, Kind] = {"invalid ": F}
 
 CODES: Mapping[str, Kind] = code_kinds()
 
@@ -442,6 +462,8 @@ WHOLE_CODES: frozenset[str] = frozenset(
     code for code in CODES if code not in _LISTED and re.fullmatch(r"[A-Za-z0-9_.-]+", code)
 )
 WIDE_MATCHER = Matcher(WIDE_TABLE, OWN_TIMEOUT, OVERRIDE, WHOLE_CODES)
+# Python's int() of a word: a value in the data as often as the call's argument.
+WEAK_MATCHER = Matcher(WEAK, ("invalid literal for",))
 
 # A status code is an isolated 4xx/5xx number in one of these settings: urllib,
 # requests and httpx messages, the SDKs' ``Error code: N``, status lines, and the
