@@ -81,7 +81,7 @@ def test_ambiguous_texts_stay_ambiguous() -> None:
         }  # fmt: skip
 
 
-_ALL_WORDS = sorted({*words.WIDE_TABLE, *words.OWN_TIMEOUT, *words.OVERRIDE})
+_ALL_WORDS = sorted({*words.WIDE_TABLE, *words.VETO, *words.OVERRIDE})
 _PRIORITY = {Kind.AMBIGUOUS: 0, Kind.UNRECOVERABLE: 1, Kind.TRANSIENT: 2, Kind.FIXABLE: 3}
 
 
@@ -100,7 +100,7 @@ def _brute_force(
         pattern = rf"(?<![0-9A-Za-z]){re.escape(word)}(?![0-9A-Za-z])"
         return re.search(pattern, text) is not None
 
-    found = [(0.0, Kind.AMBIGUOUS) for word in words.OWN_TIMEOUT if occurs(word)]
+    found = [(0.0, Kind.AMBIGUOUS) for word in words.VETO if occurs(word)]
     found += [
         (0.5 + _PRIORITY[kind] / 10, kind)
         for word, kind in (overrides or {}).items()

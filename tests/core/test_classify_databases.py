@@ -127,7 +127,7 @@ DUCKDB = [
     (
         'CatalogException: Catalog Error: Table with name "users" already exists!',
         "ambiguous",
-        "timeout",
+        "ambiguous",
         "already exists",
     ),
 ]

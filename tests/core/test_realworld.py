@@ -51,6 +51,33 @@ def test_the_split_is_by_origin() -> None:
 
 
 CASES = [
+    # A limit per day decides over the rate limit around it; a quota 'try later' waits.
+    (
+        "train5/llm-reported/litellm-unrecoverable",
+        "unrecoverable",
+        "is_error",
+        "envelope/word",
+        "limit_rpd",
+    ),
+    ("train5/saas-reported/api-v1-transient", "transient", "is_error", "word", "ry later"),
+    # Kubernetes' conflict: fetch the object again and repeat.
+    (
+        "train5/cloud-reported/kubernetes-transient",
+        "transient",
+        "is_error",
+        "word",
+        "object has been modified",
+    ),
+    # A status in tweepy's "status code = 429".
+    ("train5/saas-reported/python-twitter-transient", "transient", "is_error", "http", "HTTP 429"),
+    # A name already used stays ambiguous, whatever the 400 around it says.
+    (
+        "train5/cloud-reported/warehouse-ambiguous",
+        "ambiguous",
+        "is_error",
+        "ambiguous",
+        "already been used",
+    ),
     # Unflagged error starts: a validator's verdict, an HTTP status with its reason, a
     # typed "Invalid X: " line, a build tool's "[ERROR] ".
     ("train4/cerberus/required", "fixable", "generic", "word", "Validation failed"),

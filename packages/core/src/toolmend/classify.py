@@ -59,7 +59,8 @@ class Classification:
     rule that read it: ``paper`` (Appendix A's words), ``word`` (wider wording),
     ``code:<system>`` (a published code table), ``http`` (a status code),
     ``envelope`` (a structured error body), ``retry-hint``, ``timeout`` (a
-    command's own, which stays ambiguous), ``user`` (a user rule) or ``none``.
+    command's own, which stays ambiguous), ``ambiguous`` (a text that keeps the
+    result ambiguous, such as "already exists"), ``user`` (a user rule) or ``none``.
 
     Attributes:
         kind: What the error means for the next action.
@@ -77,6 +78,8 @@ def _basis(word: str) -> str:
         return "paper"
     if word in words.OWN_TIMEOUT:
         return "timeout"
+    if word in words.STAYS_AMBIGUOUS:
+        return "ambiguous"
     if word in words.OVERRIDE:
         system = system_of(word)
         return f"code:{system}" if system else "override"

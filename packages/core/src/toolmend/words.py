@@ -6,7 +6,8 @@ capitalisations match.  ``EXTRA`` widens coverage to texts the paper's rules
 missed (Python exception names, cloud SDK codes, database drivers); every entry
 names a condition whose next action is not in doubt, because wrong guidance
 costs more than none.  ``OWN_TIMEOUT`` are a command's own timeouts: a repeat
-may time out again, so they make the whole result ambiguous.
+may time out again, so they make the whole result ambiguous; so do the
+``STAYS_AMBIGUOUS`` texts (a name already taken, a payload too big).
 
 Matching runs on every failed tool message, so each list compiles to one
 regular expression that anchors each word at one of its rare characters:
@@ -34,6 +35,8 @@ __all__ = [
     "HTTP_KIND",
     "OVERRIDE",
     "OWN_TIMEOUT",
+    "STAYS_AMBIGUOUS",
+    "VETO",
     "WEAK",
     "WEAK_MATCHER",
     "WHOLE_CODES",
@@ -59,11 +62,16 @@ OWN_TIMEOUT: tuple[str, ...] = (
     # repeating a call that may have run is not known to be safe, and the tool's
     # effect is not in the text.
     "-32001", "Request 'tools/call' timed out", "Timed out while waiting for response to",
-    # Neither a retry nor another argument: the thing exists, or the payload is too big,
-    # or the server answered with something that is not the expected JSON.
-    "already exists", "larger than max", "update or delete on table", "is not valid JSON",
-    "Unexpected end of JSON input",
 )  # fmt: skip
+
+# Neither a retry nor another argument: the thing exists (or the name is taken), the
+# payload is too big, or the server answered with something that is not the expected
+# JSON.  Like a command's own timeout, each makes the whole result ambiguous.
+STAYS_AMBIGUOUS: tuple[str, ...] = (
+    "already exists", "larger than max", "update or delete on table", "is not valid JSON",
+    "Unexpected end of JSON input", "already been used",
+)  # fmt: skip
+VETO: tuple[str, ...] = OWN_TIMEOUT + STAYS_AMBIGUOUS
 
 COMMON: Mapping[str, Kind] = {
     **dict.fromkeys(
@@ -160,7 +168,10 @@ WORDING: Mapping[str, Kind] = {
          "Only organization repositories",
          # Cloudflare's code 10000 and Google's standard PERMISSION_DENIED message.
          "uthentication error", "does not have permission", "nvalid API token",
-         "ot enough privileges", "has expired", "must be authenticated", "Not logged in"], U),
+         "ot enough privileges", "has expired", "must be authenticated", "Not logged in",
+         "Access Denied", "ogin Required", "uthentication information",
+         # A limit per day is the account's for today: waiting a minute does not help.
+         "aily limit", "aily Limit", "aily rate limit", "limit_rpd"], U),
     **dict.fromkeys(
         ["network timeout", "Couldn't connect to server", "Failed to connect to",
          "Empty reply from server", "overloaded", "upstream connect error",
@@ -173,7 +184,9 @@ WORDING: Mapping[str, Kind] = {
          "Reduce request rates",
          "Another git process seems to be running", "ateway time-out",
          "A timeout occurred", "速率限制", "server closed the connection unexpectedly",
-         "other side closed"], T),
+         "other side closed", "Timed out", "ry later",
+         # Kubernetes' optimistic-concurrency conflict: read the object again and retry.
+         "object has been modified"], T),
     **dict.fromkeys(
         ["Invalid ", "nknown option", "nknown flag", "nknown command",
          "nknown argument", "nknown field", "nknown parameter", "nknown column", "nknown property",
@@ -251,7 +264,7 @@ WORDING: Mapping[str, Kind] = {
          "nsupported URI", "but got", "annot serialize", "an not serialize",
          "not JSON serializable", "Validation failed", "uplicated mapping key",
          "bad indentation", "size exceeds", "address rejected", "alidation failed for",
-         "ould not find a field"], F),
+         "ould not find a field", "issing field", "nable to parse", "llowed options"], F),
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
@@ -443,7 +456,7 @@ class Matcher:
         return None if index < 0 else self.entries[index]
 
 
-COMMON_MATCHER = Matcher(COMMON, OWN_TIMEOUT)
+COMMON_MATCHER = Matcher(COMMON, VETO)
 # Appendix A's words that decided wrongly more often than not on the real-world
 # corpus's train split: Node's "fetch failed" stands for a refused connection, a bad
 # URL scheme, a redirect loop and a certificate alike.  Its cause, printed after it,
@@ -461,7 +474,7 @@ _LISTED = {**WORDING, **COMMON, **WIDE, **EXTRA, **OVERRIDE}
 WHOLE_CODES: frozenset[str] = frozenset(
     code for code in CODES if code not in _LISTED and re.fullmatch(r"[A-Za-z0-9_.-]+", code)
 )
-WIDE_MATCHER = Matcher(WIDE_TABLE, OWN_TIMEOUT, OVERRIDE, WHOLE_CODES)
+WIDE_MATCHER = Matcher(WIDE_TABLE, VETO, OVERRIDE, WHOLE_CODES)
 # Python's int() of a word: a value in the data as often as the call's argument.
 WEAK_MATCHER = Matcher(WEAK, ("invalid literal for",))
 
@@ -479,12 +492,12 @@ _STATUS_NUMBER = re.compile("(?:" + "|".join(sorted(_HTTP_RANK)) + r")(?<![\d.]\
 #   "code": N | returned N, returned error: N | responded with N, failed with N
 _STATUS_BEFORE_REVERSED = re.compile(
     r" :?rorrE PTTH| :edoc rorrE| (?:(?:\d\.)?\d/)?PTTH|' rorre (?:tneilC|revreS)"
-    r"| ?[=:](?:edo[Cc][ _]?)?sutat[Ss]| (?:edo[Cc] )?sutat[Ss]| (?::rorre )?denruter"
+    r"| ?[=:] ?(?:edo[Cc][ _]?)?sutat[Ss]| (?:edo[Cc] )?sutat[Ss]| (?::rorre )?denruter"
     r"| htiw (?:dednopser|deliaf)| rorrEpttH<?| :edoc esnopser PTTH| edoc rorrE| :?rorrE IPA"
     r"|\( ?rorrE IPA| \| "
     r"|[\"']? ?: ?[\"'](?:(?:edo[Cc]_?)?sutats|edoc)[\"']"
 )
-_STATUS_AFTER = re.compile(r" (?:Client|Server) Error\b| \{[\"']")
+_STATUS_AFTER = re.compile(r" (?:Client|Server) Error\b| \{[\"']| HTTP response\b")
 # A 400 or 422 alone says the request was refused, not what to change, and real-world
 # texts that carry nothing more are ambiguous.  It counts where an HTTP library or an
 # SDK raised it for the call (urllib's and the SDKs' own wording, requests' and httpx's
