@@ -51,6 +51,26 @@ def test_the_split_is_by_origin() -> None:
 
 
 CASES = [
+    # Parsers and validators of what the call passed (train6).
+    ("train6/superstruct/superstruct-enum", "fixable", "is_error", "word", "Expected one of"),
+    ("train6/mustache/mustache-unclosed", "fixable", "is_error", "word", "nclosed"),
+    # Go's TLS and client timeout texts.
+    (
+        "train6/go-net-http/unknown-authority",
+        "unrecoverable",
+        "is_error",
+        "word",
+        "signed by unknown authority",
+    ),
+    (
+        "train6/go-net-http/client-timeout",
+        "transient",
+        "is_error",
+        "word",
+        "context deadline exceeded",
+    ),
+    # A status as an exception's first argument: TransportError(429, ...).
+    ("train6/opensearch-py/os-rejected", "transient", "is_error", "http", "HTTP 429"),
     # A limit per day decides over the rate limit around it; a quota 'try later' waits.
     (
         "train5/llm-reported/litellm-unrecoverable",

@@ -171,7 +171,11 @@ WORDING: Mapping[str, Kind] = {
          "ot enough privileges", "has expired", "must be authenticated", "Not logged in",
          "Access Denied", "ogin Required", "uthentication information",
          # A limit per day is the account's for today: waiting a minute does not help.
-         "aily limit", "aily Limit", "aily rate limit", "limit_rpd"], U),
+         "aily limit", "aily Limit", "aily rate limit", "limit_rpd",
+         "nable to authenticate", "nvalid Token", "PI key is invalid", "ath traversal",
+         "private address",
+         # Go's crypto/x509: the certificate does not verify.
+         "signed by unknown authority", "IP SANs"], U),
     **dict.fromkeys(
         ["network timeout", "Couldn't connect to server", "Failed to connect to",
          "Empty reply from server", "overloaded", "upstream connect error",
@@ -186,7 +190,9 @@ WORDING: Mapping[str, Kind] = {
          "A timeout occurred", "速率限制", "server closed the connection unexpectedly",
          "other side closed", "Timed out", "ry later",
          # Kubernetes' optimistic-concurrency conflict: read the object again and retry.
-         "object has been modified"], T),
+         "object has been modified",
+         # Go's net/http and context: the remote did not answer in time.
+         "context deadline exceeded", "Client.Timeout exceeded", "nable to connect"], T),
     **dict.fromkeys(
         ["Invalid ", "nknown option", "nknown flag", "nknown command",
          "nknown argument", "nknown field", "nknown parameter", "nknown column", "nknown property",
@@ -264,7 +270,15 @@ WORDING: Mapping[str, Kind] = {
          "nsupported URI", "but got", "annot serialize", "an not serialize",
          "not JSON serializable", "Validation failed", "uplicated mapping key",
          "bad indentation", "size exceeds", "address rejected", "alidation failed for",
-         "ould not find a field", "issing field", "nable to parse", "llowed options"], F),
+         "ould not find a field", "issing field", "nable to parse", "llowed options",
+         # Parsers and validators of what the call passed: the input is malformed.
+         "ParseError", "ParserError", "ParseException", "nexpected character", "but received",
+         "nclosed", "ag mismatch", "ismatched tag", "Expected one of", "ndefined symbol",
+         "ndefined function", "never defined", "issing key", "Wrong key", "key not provided",
+         "keys not allowed", "argument missing", "nknown unit", "nknown string format",
+         "nknown locale", "nrecognised", "annot contain", "declared but not used",
+         "no package called", "attempt to index", "does not look like a TLS handshake",
+         "out of range for"], F),
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
@@ -494,7 +508,7 @@ _STATUS_BEFORE_REVERSED = re.compile(
     r" :?rorrE PTTH| :edoc rorrE| (?:(?:\d\.)?\d/)?PTTH|' rorre (?:tneilC|revreS)"
     r"| ?[=:] ?(?:edo[Cc][ _]?)?sutat[Ss]| (?:edo[Cc] )?sutat[Ss]| (?::rorre )?denruter"
     r"| htiw (?:dednopser|deliaf)| rorrEpttH<?| :edoc esnopser PTTH| edoc rorrE| :?rorrE IPA"
-    r"|\( ?rorrE IPA| \| "
+    r"|\( ?rorrE IPA| \| |\((?:rorrE|noitpecxE)[A-Za-z]+\b"
     r"|[\"']? ?: ?[\"'](?:(?:edo[Cc]_?)?sutats|edoc)[\"']"
 )
 _STATUS_AFTER = re.compile(r" (?:Client|Server) Error\b| \{[\"']| HTTP response\b")
