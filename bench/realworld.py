@@ -3,7 +3,8 @@
 Usage: ./dev python bench/realworld.py [--split test|dev|train|fresh|all] [--rows]
 
 ``fresh`` is the part of the test split collected blind, after the rules of the
-other splits were written (rows pinned with a ``split`` field).
+other splits were written (rows pinned with ``"split": "test"``: ``fresh.jsonl``,
+``fresh2.jsonl`` and the training batches' groups whose software those cover).
 
 For each labelled failure the outcome is *correct* (the kind equals the label;
 for an ``ambiguous`` label, no guidance), *wrong* (guidance of another kind) or
@@ -106,7 +107,7 @@ def main() -> None:
     if args.split == "all":
         rows = list(corpus.rows())
     elif args.split == "fresh":
-        rows = [row for row in corpus.rows() if row.get("split")]
+        rows = [row for row in corpus.rows() if row.get("split") == "test"]
     else:
         rows = corpus.split_rows(args.split)
     print(f"Real-world corpus, split {args.split}: {len(rows)} rows")
