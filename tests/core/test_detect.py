@@ -184,6 +184,8 @@ def test_agent_rules_use_common_words_only() -> None:
         "f() got an unexpected keyword argument 'a'", "C.m() missing 1 required positional",
         "'a' is a required property\n\nFailed validating 'required' in schema:\n  {}",
         "ValueError", '{"jsonrpc": "2.0", "id": 1, "error": {"code": -32000}}',
+        # The same error body printed as a Python dict.
+        "{'error': 'x'}", "{'error': {'code': 1}}",
     ],
 )  # fmt: skip
 def test_generic_start_texts(text: str) -> None:
@@ -199,7 +201,7 @@ def test_generic_start_texts(text: str) -> None:
         "ErrorBoundary renders", "setTimeout(() => x, 5)", "connect_timeout: 5",
         "on_error: retry", "HTTP/1.1 200 OK", "HTTP 200", "200 OK", "log\nError: x",
         '{"error": null}', '{"error": false}', '{"error": ""}', '{"error": 0}',
-        '{"error": true}', '{"error": []}', '{"result": 1, "error": "x"}', "{'error': 'x'}",
+        '{"error": true}', '{"error": []}', '{"result": 1, "error": "x"}', "{'error': None}",
         '[{"error": "x"}]', '{"jsonrpc": "2.0", "id": 1, "result": {}}', "Exit code 1",
         "Exception", "timeout: x", "Timeout: 30s", "A TypeError: inside", "requests.Timeout",
     ],

@@ -51,6 +51,37 @@ def test_the_split_is_by_origin() -> None:
 
 
 CASES = [
+    # A Python dict a tool printed is read as an error body; its warnings are not the error.
+    (
+        "train8/hub-reported/transformers-model-loading",
+        "transient",
+        "generic",
+        "envelope/word",
+        "currently loading",
+    ),
+    ("train8/hub-reported/transformers-unknown-error", "ambiguous", "generic", "none", None),
+    # Unflagged starts: grpc's Rendezvous, a first line that is a status, "No such ...".
+    (
+        "train8/grpc-wild/django-grpc-framework-unavailable",
+        "transient",
+        "generic",
+        "code:grpc",
+        "StatusCode.UNAVAILABLE",
+    ),
+    (
+        "train8/llm-reported/pollinations-502-cloudflared",
+        "transient",
+        "generic",
+        "paper",
+        "Bad Gateway",
+    ),
+    (
+        "train8/saas-reported/stripe-dotnet-no-such-customer",
+        "fixable",
+        "generic",
+        "word",
+        "No such customer",
+    ),
     # Parsers and validators of what the call passed (train6).
     ("train6/superstruct/superstruct-enum", "fixable", "is_error", "word", "Expected one of"),
     ("train6/mustache/mustache-unclosed", "fixable", "is_error", "word", "nclosed"),

@@ -223,7 +223,7 @@ _REASONS = (
 )
 _NUMBERED_START = re.compile(
     r"\d{3} (?:Client|Server) Error:|\d+ validation errors? for |\[Errno -?\d+\] "
-    rf"|[45]\d\d - {_REASONS}\b|[45]\d\d {_REASONS}\s*\Z"
+    rf"|[45]\d\d - {_REASONS}\b|[45]\d\d {_REASONS}[ \t]*(?:\n|\Z)"
 )
 # A Redis error reply starts with its code ("WRONGTYPE ...", "ERR ..."), as listed in
 # the Redis code table.
@@ -238,13 +238,15 @@ _REDIS_CODES = sorted({code.split()[0] for code in table_named("redis").codes})
 _PROGRAM_START = re.compile(
     r"[\w.-]{1,32}: (?:error|ERROR|fatal|FATAL)[: ]|[\w.-]{1,32}: \(\d+\) |npm (?:error|ERR!) "
     r"|ERROR \d{4} \([0-9A-Z]{5}\)|(?:\(error\) )?(?:" + "|".join(_REDIS_CODES) + r") \S"
-    r"|(?:[A-Z][a-z]+ ){1,3}(?:Error|[Ff]ailed): |Invalid [A-Za-z]+(?: [A-Za-z]+)?: "
+    r"|(?:[A-Z][A-Za-z]+ ){1,3}(?:Error|[Ff]ailed): |[A-Z][a-z]+(?: [a-z]+){1,2} failed: "
+    r"|Invalid [A-Za-z]+(?: [A-Za-z]+)?: |No such [a-z]+|grpc\._channel\._\w+: "
     r"|(?:✘ )?\[ERROR\] "
     r"|Request '[\w/]+' timed out|HTTP/\d(?:\.\d)? [45]\d\d "
     r"|(?:<\?xml[^>]*\?>\s*)?<(?:ErrorResponse|Error)[\s>]|(?:<\?xml[^>]*\?>\s*)?<Response>\s*<Errors>"
 )
 _PSQL_ERROR = re.compile(r"^(?:psql:[^\n]*?: )?ERROR:  ", re.M)
-_JSON_ERROR = re.compile(r'\{\s*"error"\s*:\s*(?:\{|"[^"])')
+# An error body as JSON, or as the Python dict a tool printed (``{'error': '...'}``).
+_JSON_ERROR = re.compile(r'\{\s*(?:"error"\s*:\s*(?:\{|"[^"])|\'error\'\s*:\s*(?:\{|\'[^\']))')
 _BARE_EXCEPTION = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\s*")
 # jsonschema's ValidationError: a one-line message, then the failed check.
 _SCHEMA_MARK = "\n\nFailed validating '"

@@ -12,6 +12,7 @@ the codes and the message that classification reads, codes first.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Mapping
@@ -21,6 +22,7 @@ from typing import Any
 __all__ = ["Envelope", "read_envelope"]
 
 _LIMIT = 256 * 1024
+_PY_LIMIT = 64 * 1024
 # Parse only bodies whose start shows a failure field: most JSON results are clean.
 _HINT = re.compile(
     r'"errors"\s*:\s*true|"type"\s*:\s*"error"|"(?:ok|success)"\s*:\s*false|"status"\s*:\s*"(?:error|fail|ERROR|FAIL)|"errors"\s*:\s*\['
@@ -33,7 +35,8 @@ _ERROR_KEYS = frozenset(
     {"error", "errors", "message", "code", "status", "statusCode", "status_code", "ok", "type",
      "title", "detail", "error_description", "error_code", "errorCode", "request_id", "requestId",
      "documentation_url", "details", "reason", "timestamp", "path", "instance", "success",
-     "warning", "response_metadata", "needed", "provided", "retry_after", "retryAfter"}
+     "warning", "warnings", "response_metadata", "needed", "provided", "retry_after",
+     "retryAfter", "estimated_time"}
 )  # fmt: skip
 _OK_STATUS = frozenset({"ok", "OK", "success", "succeeded", "SUCCESS", "UP", 200, 201, 202, 204})
 _FAILED_STATUS = frozenset({"error", "fail", "failed", "failure", "ERROR", "FAILED", "FAILURE"})
@@ -127,17 +130,33 @@ def _failed(obj: Mapping[str, Any]) -> bool:
     return isinstance(detail, list) and any(isinstance(d, Mapping) and "msg" in d for d in detail)
 
 
+def _parsed(stripped: str) -> Any:
+    """The JSON object, or the Python dict a tool printed with ``repr`` (``{'error': ...}``).
+
+    A dict's repr is read with ``ast.literal_eval``, which builds only literals, on
+    at most 64 KB; anything it cannot read is not an envelope.
+    """
+    if stripped.startswith("{'"):
+        if len(stripped) > _PY_LIMIT or _HINT.search(stripped[:4096].replace("'", '"')) is None:
+            return None
+        try:
+            return ast.literal_eval(stripped)
+        except Exception:
+            return None
+    if _HINT.search(stripped, 0, 4096) is None:
+        return None
+    try:
+        return json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+
+
 def read_envelope(text: str) -> Envelope | None:
     """The failure a JSON object reports about itself, or ``None`` (not JSON, or a success)."""
     stripped = text.strip()
     if not stripped.startswith("{") or len(stripped) > _LIMIT:
         return None
-    if _HINT.search(stripped, 0, 4096) is None:
-        return None
-    try:
-        obj = json.loads(stripped)
-    except (ValueError, RecursionError):
-        return None
+    obj = _parsed(stripped)
     if not isinstance(obj, Mapping) or not _failed(obj):
         return None
     status = None

@@ -175,7 +175,7 @@ WORDING: Mapping[str, Kind] = {
          "nable to authenticate", "nvalid Token", "PI key is invalid", "ath traversal",
          "private address",
          # Go's crypto/x509: the certificate does not verify.
-         "signed by unknown authority", "IP SANs"], U),
+         "signed by unknown authority", "IP SANs", "not configured", "usage limit"], U),
     **dict.fromkeys(
         ["network timeout", "Couldn't connect to server", "Failed to connect to",
          "Empty reply from server", "overloaded", "upstream connect error",
@@ -192,7 +192,8 @@ WORDING: Mapping[str, Kind] = {
          # Kubernetes' optimistic-concurrency conflict: read the object again and retry.
          "object has been modified",
          # Go's net/http and context: the remote did not answer in time.
-         "context deadline exceeded", "Client.Timeout exceeded", "nable to connect"], T),
+         "context deadline exceeded", "Client.Timeout exceeded", "nable to connect",
+         "oo many requests", "currently loading"], T),
     **dict.fromkeys(
         ["Invalid ", "nknown option", "nknown flag", "nknown command",
          "nknown argument", "nknown field", "nknown parameter", "nknown column", "nknown property",
@@ -278,7 +279,7 @@ WORDING: Mapping[str, Kind] = {
          "keys not allowed", "argument missing", "nknown unit", "nknown string format",
          "nknown locale", "nrecognised", "annot contain", "declared but not used",
          "no package called", "attempt to index", "does not look like a TLS handshake",
-         "out of range for"], F),
+         "out of range for", "nknown index", "nsupported tool"], F),
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
