@@ -51,6 +51,18 @@ def test_the_split_is_by_origin() -> None:
 
 
 CASES = [
+    # train7: a status after "server response:", messaging and DNS servers' own words.
+    ("train7/ws-node/ws-503", "transient", "is_error", "http", "HTTP 503"),
+    (
+        "train7/nats-py/permissions-violation",
+        "unrecoverable",
+        "is_error",
+        "word",
+        "ermissions violation",
+    ),
+    ("train7/zodb/locked", "transient", "is_error", "word", "ouldn't lock"),
+    ("train7/falcon-http/415", "fixable", "is_error", "word", "nsupported Media Type"),
+    ("train7/dnspython/servfail", "transient", "is_error", "word", "SERVFAIL"),
     # A Python dict a tool printed is read as an error body; its warnings are not the error.
     (
         "train8/hub-reported/transformers-model-loading",

@@ -175,7 +175,9 @@ WORDING: Mapping[str, Kind] = {
          "nable to authenticate", "nvalid Token", "PI key is invalid", "ath traversal",
          "private address",
          # Go's crypto/x509: the certificate does not verify.
-         "signed by unknown authority", "IP SANs", "not configured", "usage limit"], U),
+         "signed by unknown authority", "IP SANs", "not configured", "usage limit",
+         "uthorization failed", "Not authorized", "ot authorised", "uthorization Violation",
+         "ermissions violation"], U),
     **dict.fromkeys(
         ["network timeout", "Couldn't connect to server", "Failed to connect to",
          "Empty reply from server", "overloaded", "upstream connect error",
@@ -193,7 +195,8 @@ WORDING: Mapping[str, Kind] = {
          "object has been modified",
          # Go's net/http and context: the remote did not answer in time.
          "context deadline exceeded", "Client.Timeout exceeded", "nable to connect",
-         "oo many requests", "currently loading"], T),
+         "oo many requests", "currently loading", "no servers available", "ouldn't lock",
+         "SERVFAIL", "oo many connections"], T),
     **dict.fromkeys(
         ["Invalid ", "nknown option", "nknown flag", "nknown command",
          "nknown argument", "nknown field", "nknown parameter", "nknown column", "nknown property",
@@ -279,7 +282,10 @@ WORDING: Mapping[str, Kind] = {
          "keys not allowed", "argument missing", "nknown unit", "nknown string format",
          "nknown locale", "nrecognised", "annot contain", "declared but not used",
          "no package called", "attempt to index", "does not look like a TLS handshake",
-         "out of range for", "nknown index", "nsupported tool"], F),
+         "out of range for", "nknown index", "nsupported tool", "nsupported Media Type",
+         "No such revision", "isn't a valid", "must be an integer", "Command not found",
+         "nknown environment", "nknown configuration", "ot a number",
+         "must not contain", "aximum payload"], F),
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
@@ -509,7 +515,7 @@ _STATUS_BEFORE_REVERSED = re.compile(
     r" :?rorrE PTTH| :edoc rorrE| (?:(?:\d\.)?\d/)?PTTH|' rorre (?:tneilC|revreS)"
     r"| ?[=:] ?(?:edo[Cc][ _]?)?sutat[Ss]| (?:edo[Cc] )?sutat[Ss]| (?::rorre )?denruter"
     r"| htiw (?:dednopser|deliaf)| rorrEpttH<?| :edoc esnopser PTTH| edoc rorrE| :?rorrE IPA"
-    r"|\( ?rorrE IPA| \| |\((?:rorrE|noitpecxE)[A-Za-z]+\b"
+    r"|\( ?rorrE IPA| \| |\((?:rorrE|noitpecxE)[A-Za-z]+\b| :esnopser"
     r"|[\"']? ?: ?[\"'](?:(?:edo[Cc]_?)?sutats|edoc)[\"']"
 )
 _STATUS_AFTER = re.compile(r" (?:Client|Server) Error\b| \{[\"']| HTTP response\b")
