@@ -96,7 +96,7 @@ CASES = [
     ),
     # Parsers and validators of what the call passed (train6).
     ("train6/superstruct/superstruct-enum", "fixable", "is_error", "word", "Expected one of"),
-    ("train6/mustache/mustache-unclosed", "fixable", "is_error", "word", "nclosed"),
+    ("train6/mustache/mustache-unclosed", "fixable", "is_error", "word", "Unclosed"),
     # Go's TLS and client timeout texts.
     (
         "train6/go-net-http/unknown-authority",

@@ -277,7 +277,8 @@ WORDING: Mapping[str, Kind] = {
          "ould not find a field", "issing field", "nable to parse", "llowed options",
          # Parsers and validators of what the call passed: the input is malformed.
          "ParseError", "ParserError", "ParseException", "nexpected character", "but received",
-         "nclosed", "ag mismatch", "ismatched tag", "Expected one of", "ndefined symbol",
+         "Unclosed", "unclosed", "Not Closed", "ag mismatch", "ismatched tag", "Expected one of",
+         "ndefined symbol",
          "ndefined function", "never defined", "issing key", "Wrong key", "key not provided",
          "keys not allowed", "argument missing", "nknown unit", "nknown string format",
          "nknown locale", "nrecognised", "annot contain", "declared but not used",
