@@ -33,7 +33,7 @@ _NUMBER = r"(?P<number>[1-4]\d{3})(?!\d)"
 # Each pattern with the literal it starts with: a text without the literal costs
 # one substring test.
 _PATTERNS = (
-    ("ERROR", re.compile(rf"ERROR(?::  {_STATE}:| {_NUMBER}(?: \({_PAIRED}\)| \(HY000\))?:? )")),
+    ("ERROR", re.compile(rf"ERROR(?::  {_STATE}:| {_NUMBER}(?: \({_PAIRED}\))?:? )")),
     ("Error ", re.compile(rf"Error {_NUMBER}(?: \({_STATE}\))?:? ")),
     (
         "SQL",
