@@ -1,0 +1,99 @@
+"""A missing thing the caller named: choose another (``missing``), and what stays ambiguous.
+
+The texts are corpus rows produced by the real software: the reference memory MCP
+server (``@modelcontextprotocol/server-memory``) over stdio, Yarn 1.22.22, Miller,
+and meilisearch-python against a loopback server answering with Meilisearch's
+documented body; the negatives are git's clone of a missing repository and a
+peewee lookup that matched no row.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import toolmend
+from toolmend.missing import read_missing
+
+NAMED = [
+    ("Entity with name Dave not found", "Entity with name Dave not found"),
+    (
+        "yarn run v1.22.22\ninfo Visit https://yarnpkg.com/en/docs/cli/run for documentation"
+        ' about this command.\nwarning package.json: No license field\nerror Command "lint"'
+        " not found.\nExit code: 1",
+        'Command "lint" not found',
+    ),
+    (
+        'mlr: verb "summarise" not found. Please use "mlr --help" for a list.\nExit code: 1',
+        'verb "summarise" not found',
+    ),
+    (
+        "MeilisearchApiError: MeilisearchApiError. Error code: index_not_found. Error message:"
+        " Index `movies_v2` not found.. Hint: It might not be working because you're not up to"
+        " date with the Meilisearch version that search call requires.",
+        "Index `movies_v2` not found",
+    ),
+    ("Tool 'read_file' not found", "Tool 'read_file' not found"),
+    (
+        "ConnectError: [not_found] Not found: Collection 'hybrid_code_chunks_xxx' doesn't exist!",
+        "Collection 'hybrid_code_chunks_xxx' doesn't exist",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "span"), NAMED)
+def test_a_named_missing_thing_is_fixable_with_its_span(text: str, span: str) -> None:
+    verdict = toolmend.classify_result(text, is_error=True)
+    assert (verdict.failed, verdict.kind, verdict.rule, verdict.basis, verdict.reason) == (
+        True,
+        toolmend.Kind.FIXABLE,
+        "is_error",
+        "missing",
+        span,
+    )
+
+
+UNNAMED = [
+    # A repository URL: wrong address, or not created yet.
+    "Cloning into 'proj-404'...\nfatal: repository 'http://127.0.0.1:18080/nope/proj.git/'"
+    " not found\nExit code: 128",
+    # No name beside the kind.
+    "localstack_main | 2020-07-22T04:24:11:WARNING:localstack.services.awslambda.lambda_api:"
+    " Function not found: arn:aws:lambda:us-east-1:000000000000:function:handler",
+    # A row that matched no query, not a name the caller chose.
+    "UserDoesNotExist: <Model: User> instance matching query does not exist:\nSQL: SELECT"
+    ' "t1"."id" FROM "user" AS "t1" WHERE ("t1"."email" = ?) LIMIT ? OFFSET ?',
+    "File not found: /tmp/work/missing.txt",
+    # The kind must start a word: "subcommand" is not "command".
+    "subcommand lint not found",
+]
+
+
+@pytest.mark.parametrize("text", UNNAMED)
+def test_what_stays_ambiguous(text: str) -> None:
+    assert read_missing(text) is None
+    verdict = toolmend.classify_result(text, is_error=True)
+    assert (verdict.kind, verdict.basis, verdict.reason) == (toolmend.Kind.AMBIGUOUS, "none", None)
+
+
+def test_words_decide_before_a_missing_name() -> None:
+    verdict = toolmend.classify_result(
+        "Error code: 404 - The model `gpt-4o` does not exist or you do not have access to it.",
+        is_error=True,
+    )
+    assert (verdict.kind, verdict.basis, verdict.reason) == (
+        toolmend.Kind.FIXABLE,
+        "override",
+        "does not exist or you do not have access",
+    )
+
+
+def test_a_missing_name_decides_before_the_status() -> None:
+    verdict = toolmend.classify_result(
+        '404 Not Found: {"message": "Index `movies_v2` not found.", "code": "not_found"}',
+        is_error=True,
+    )
+    assert (verdict.kind, verdict.basis, verdict.reason) == (
+        toolmend.Kind.FIXABLE,
+        "missing",
+        "Index `movies_v2` not found",
+    )
