@@ -4,7 +4,8 @@ The paper's procedure: words in the first 4 KB, unrecoverable before transient
 before fixable, everything else ambiguous; a command's own timeout stays
 ambiguous, since repeating the command may time out again.  Beyond it, when no
 word decides, a database code printed where its system prints it counts, then
-a missing thing the caller named ("Tool 'x' not found"), then an HTTP status
+a missing thing the caller named ("Tool 'x' not found") or a value of the wrong
+type ("must be str"), then an HTTP status
 carried in the text, then broad wording ("invalid ..."), then
 an explicit "retry after N".
 
@@ -22,9 +23,9 @@ import re
 from dataclasses import dataclass, field
 
 from . import words
+from .arguments import read_argument
 from .codes import system_of
 from .envelope import read_envelope
-from .missing import read_missing
 from .model import Kind
 from .printed import read_printed
 
@@ -63,7 +64,8 @@ class Classification:
     ``envelope`` (a structured error body), ``retry-hint``, ``timeout`` (a
     command's own, which stays ambiguous), ``ambiguous`` (a text that keeps the
     result ambiguous, such as "already exists"), ``missing`` (a tool, entity,
-    index or model the caller named does not exist), ``user`` (a user rule) or ``none``.
+    index or model the caller named does not exist), ``type`` (a value of the
+    wrong type), ``user`` (a user rule) or ``none``.
 
     Attributes:
         kind: What the error means for the next action.
@@ -220,9 +222,9 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
         printed = read_printed(region)
         if printed is not None:
             return _printed_found(*printed)
-        missing = read_missing(region)
-        if missing is not None:
-            return Classification(Kind.FIXABLE, missing, "missing")
+        argument = read_argument(region)
+        if argument is not None:
+            return Classification(Kind.FIXABLE, argument[1], argument[0])
         status = words.http_status(region)
         if status is not None:
             return _HTTP_FOUND[status]

@@ -1,4 +1,4 @@
-"""A named thing the caller chose that does not exist: choose another.
+"""Errors that say which argument the caller got wrong: a missing name, a wrong type.
 
 "Tool 'read_file' not found", "Entity with name Carol not found", "Index
 `movies_v2` not found", "Command "lint" not found": the text names the kind of
@@ -7,13 +7,16 @@ thing and the name the model passed, so the next call can pick an existing one
 another is ``fixable``).  Only kinds a model chooses by name count, and only with
 the name beside them: "Function not found", "File not found" and a missing URL or
 repository stay ambiguous (wrong name, or not created yet).
+
+"text must be str", "expected int for dictionary value", "Expected array": a
+value of the wrong type, which the next call can correct.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["read_missing"]
+__all__ = ["read_argument"]
 
 _KINDS = (
     "[Tt]ool|[Ff]unction|[Cc]ommand|[Vv]erb|[Ee]xtension|[Pp]lugin|[Hh]elper"
@@ -24,16 +27,28 @@ _MISSING = re.compile(
     rf"(?<![\w./-])(?:{_KINDS})(?: with name| named)? (?:{_NAME}) (?:was |is )?"
     r"(?:not found|does not exist|doesn't exist|could not be found)"
 )
-_LITERALS = ("not found", "not exist", "n't exist", "be found")
+_TYPES = (
+    "str|string|int|integer|number|bool|boolean|list|array|dict|dictionary|object|float"
+    "|mapping|sequence|tuple|bytes"
+)
+_WRONG_TYPE = re.compile(
+    rf"\b(?:must be|should be|[Ee]xpected|[Ee]xpecting|expects)(?: an?| type)? ['\"`]?"
+    rf"(?:{_TYPES})\b"
+)
 
 
-def read_missing(text: str) -> str | None:
-    """The span that names a missing tool, function, command, entity, index or model.
+def read_argument(text: str) -> tuple[str, str] | None:
+    """The rule (``missing`` or ``type``) and the span that names a wrong argument.
 
     Args:
         text: The deciding region of an error text.
     """
-    if not any(literal in text for literal in _LITERALS):
-        return None
-    match = _MISSING.search(text)
-    return match.group(0) if match is not None else None
+    if "not found" in text or "exist" in text or "be found" in text:
+        match = _MISSING.search(text)
+        if match is not None:
+            return "missing", match.group(0)
+    if "xpect" in text or " be " in text:
+        match = _WRONG_TYPE.search(text)
+        if match is not None:
+            return "type", match.group(0)
+    return None

@@ -1,10 +1,12 @@
-"""A missing thing the caller named: choose another (``missing``), and what stays ambiguous.
+"""Errors that name the wrong argument: a missing name (``missing``), a wrong type (``type``).
 
 The texts are corpus rows produced by the real software: the reference memory MCP
 server (``@modelcontextprotocol/server-memory``) over stdio, Yarn 1.22.22, Miller,
 and meilisearch-python against a loopback server answering with Meilisearch's
-documented body; the negatives are git's clone of a missing repository and a
-peewee lookup that matched no row.
+documented body; python-slugify 9.2.0, voluptuous 0.16.0 and Pony ORM 0.7.20 as a
+Python tool wrapper returns them (``f"{type(exc).__name__}: {exc}"``), and
+``@sylphx/pdf-reader-mcp`` 2.4.0 over stdio; the negatives are git's clone of a
+missing repository and a peewee lookup that matched no row.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 import toolmend
-from toolmend.missing import read_missing
+from toolmend.arguments import read_argument
 
 NAMED = [
     ("Entity with name Dave not found", "Entity with name Dave not found"),
@@ -52,6 +54,28 @@ def test_a_named_missing_thing_is_fixable_with_its_span(text: str, span: str) ->
     )
 
 
+TYPED = [
+    ("Validation error: sources: Expected array", "Expected array"),
+    ("TypeError: text must be str, bytes or bytearray, not NoneType", "must be str"),
+    ("MultipleInvalid: expected int for dictionary value @ data['port']", "expected int"),
+    (
+        "ValueError: Value type for attribute Product.price must be int. Got string 'cheap'",
+        "must be int",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "span"), TYPED)
+def test_a_value_of_the_wrong_type_is_fixable_with_its_span(text: str, span: str) -> None:
+    verdict = toolmend.classify_result(text, is_error=True)
+    assert (verdict.failed, verdict.kind, verdict.basis, verdict.reason) == (
+        True,
+        toolmend.Kind.FIXABLE,
+        "type",
+        span,
+    )
+
+
 UNNAMED = [
     # A repository URL: wrong address, or not created yet.
     "Cloning into 'proj-404'...\nfatal: repository 'http://127.0.0.1:18080/nope/proj.git/'"
@@ -70,7 +94,7 @@ UNNAMED = [
 
 @pytest.mark.parametrize("text", UNNAMED)
 def test_what_stays_ambiguous(text: str) -> None:
-    assert read_missing(text) is None
+    assert read_argument(text) is None
     verdict = toolmend.classify_result(text, is_error=True)
     assert (verdict.kind, verdict.basis, verdict.reason) == (toolmend.Kind.AMBIGUOUS, "none", None)
 
