@@ -21,7 +21,7 @@ search for the rare part first.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from .codes import code_kinds
 from .model import Kind
@@ -414,7 +414,7 @@ class Matcher:
     inside ``InvalidRequestError``.
     """
 
-    __slots__ = ("_ranks", "_search", "entries", "pattern")
+    __slots__ = ("_below", "_levels", "_ranks", "_search", "entries", "pattern")
 
     entries: tuple[tuple[Kind, str], ...]
     """The kind and word of each index that :meth:`find` returns."""
@@ -437,19 +437,52 @@ class Matcher:
             groups.setdefault(word[anchor], []).append((word, kind, rank, anchor))
         entries: list[tuple[Kind, str]] = []
         ranks: list[float] = []
-        branches: list[str] = []
+        # Per anchor character, its levels: (rank, trie, the trie's entries in ``entries``).
+        self._levels: list[tuple[str, list[tuple[float, str, range]]]] = []
         for char, items in groups.items():
             levels = []
             for rank in sorted({item[2] for item in items}):
                 leaves = [(w[a + 1 :], w, k, a, w in alone) for w, k, r, a in items if r == rank]
                 before = len(entries)
-                levels.append(_trie(leaves, entries))
+                trie = _trie(leaves, entries)
+                levels.append((rank, trie, range(before, len(entries))))
                 ranks.extend([rank] * (len(entries) - before))
-            branches.append(f"{re.escape(char)}(?=(?:{'|'.join(levels)}))")
-        self.pattern = re.compile("|".join(branches))
+            self._levels.append((char, levels))
+        self.pattern = self._compile(4.0)[0]
         self.entries = tuple(entries)
         self._search = self.pattern.search
         self._ranks = tuple(ranks)
+        self._below: dict[float, tuple[Callable[..., re.Match[str] | None], tuple[int, ...]]] = {}
+
+    def _compile(self, limit: float) -> tuple[re.Pattern[str], tuple[int, ...]]:
+        """The levels of rank below ``limit`` as one pattern, and each group's entry index.
+
+        Each level keeps its own trie, so at any position the pattern chooses
+        what the whole pattern would have chosen there among those ranks.
+        """
+        branches: list[str] = []
+        index: list[int] = []
+        for char, levels in self._levels:
+            kept = [(trie, found) for rank, trie, found in levels if rank < limit]
+            if not kept:
+                continue
+            for _, found in kept:
+                index.extend(found)
+            branches.append(f"{re.escape(char)}(?=(?:{'|'.join(trie for trie, _ in kept)}))")
+        # No word outranks the limit: a pattern that never matches.
+        return re.compile("|".join(branches) or "(?!)"), tuple(index)
+
+    def _after(self, rank: float) -> tuple[Callable[..., re.Match[str] | None], tuple[int, ...]]:
+        """The search for the words that outrank ``rank``, compiled on its first use.
+
+        Once a word is found, only a word of a higher priority can change the
+        answer, and a pattern of those words alone has fewer positions to try
+        in the rest of the text.  Compiled lazily: compiling one for every rank
+        at import would add tens of milliseconds to it.
+        """
+        pattern, index = self._compile(rank)
+        found = self._below[rank] = (pattern.search, index)
+        return found
 
     def find(self, text: str) -> int:
         """Index in :attr:`entries` of the first word of the highest priority, or -1.
@@ -457,19 +490,19 @@ class Matcher:
         A veto word wins outright; then an override; then unrecoverable before
         transient before fixable.
         """
-        best = -1
-        rank = 4.0
+        match = self._search(text)
+        if match is None:
+            return -1
         ranks = self._ranks
-        search = self._search
-        match = search(text)
-        while match is not None:
-            index = (match.lastindex or 1) - 1
-            if ranks[index] < rank:
-                best = index
-                rank = ranks[index]
-                if rank == 0:
-                    break
+        best = (match.lastindex or 1) - 1
+        rank = ranks[best]
+        while rank:
+            search, index = self._below.get(rank) or self._after(rank)
             match = search(text, match.end())
+            if match is None:
+                break
+            best = index[(match.lastindex or 1) - 1]
+            rank = ranks[best]
         return best
 
     def best(self, text: str) -> tuple[Kind, str] | None:
