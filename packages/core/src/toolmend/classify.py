@@ -109,6 +109,9 @@ _WEAK_FOUND = tuple(
     AMBIGUOUS if k is Kind.AMBIGUOUS else Classification(k, w, "word")
     for k, w in words.WEAK_MATCHER.entries
 )
+# Bound once: classify_text runs on every failed result.
+_wide_find = words.WIDE_MATCHER.find
+_common_find = words.COMMON_MATCHER.find
 _HTTP_FOUND = {
     code: Classification(kind, f"HTTP {code}", "http") for code, kind in words.HTTP_KIND.items()
 }
@@ -214,9 +217,12 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
         if wrapper is not None:
             rest = stripped[wrapper.end() :]
             stripped = "ToolInvocationError: " + rest if wrapper["invoking"] else rest
-    region = _scrub(_region(stripped))
+    # Most error texts are short and hold no traceback: then the region is the text.
+    if len(stripped) > HEAD or _TRACEBACK in stripped:
+        stripped = _region(stripped)
+    region = _scrub(stripped)
     if wide:
-        index = words.WIDE_MATCHER.find(region)
+        index = _wide_find(region)
         if index >= 0:
             return _WIDE_FOUND[index]
         printed = read_printed(region)
@@ -234,5 +240,5 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
         if words.retry_hint(region):
             return _RETRY_FOUND
         return AMBIGUOUS
-    index = words.COMMON_MATCHER.find(region)
+    index = _common_find(region)
     return _COMMON_FOUND[index] if index >= 0 else AMBIGUOUS

@@ -360,9 +360,11 @@ def _error_shaped(text: str) -> bool:
     frames = body.count("\n    at ") + body.count("\n\tat ")
     if body.count("\n") - frames >= _SHORT_REPORT:
         return False
-    if not any(mark in body for mark in _RUN_MARKS):
-        return True
-    return _RUN_REPORT.search(body) is None
+    # A loop, not any() over a generator: this runs on most flagged results.
+    for mark in _RUN_MARKS:
+        if mark in body:
+            return _RUN_REPORT.search(body) is None
+    return True
 
 
 def _flagged(text: str, rule: str, agent: str | None) -> Verdict:
