@@ -327,18 +327,28 @@ _PROGRAM_ERROR = re.compile(
 _EXIT_LINE = re.compile(r"(?:Exit code:? -?\d+|Process exited with code -?\d+)\s*")
 
 
-_RUN_REPORT = re.compile(
-    r"FAILED |PASSED| passed|\d+ failed|={5,}|Ran \d+ tests?|^ok \d|^E   |\AExit [Cc]ode:? -?\d",
-    re.M,
-)
 _SHORT_REPORT = 15
 # Node's report of an uncaught exception: the throwing line, a caret, then the error,
 # its frames and any properties it carries (a TLS error dumps the whole certificate).
 _NODE_CRASH = re.compile(
     r"(?:node:[\w/]+|[^\n]+\.[cm]?[jt]s):\d+\n[^\n]*\n *\^+\n\n(?:[A-Z]\w*)?Error\b"
 )
-# Cheap substrings that any text _RUN_REPORT matches holds; most texts hold none.
-_RUN_MARKS = ("FAILED ", "PASSED", " passed", " failed", "=====", "Ran ", "ok ", "E   ", "Exit ")
+# What a test or build run prints: pytest's "FAILED ", "PASSED", "N passed", "N failed" and
+# "=====" rules, unittest's "Ran N tests", TAP's "ok 1", pytest's "E   " lines, a leading
+# exit code.  Each is a substring test first (most texts hold none), then, where the
+# substring alone is not enough, its pattern: one search over the whole text for all of
+# them at once tries every position and costs more than the rest of the detection.
+_RUN_MARKS: tuple[tuple[str, re.Pattern[str] | None], ...] = (
+    ("FAILED ", None),
+    ("PASSED", None),
+    (" passed", None),
+    (" failed", re.compile(r"\d failed")),
+    ("=====", None),
+    ("Ran ", re.compile(r"Ran \d+ tests?")),
+    ("ok ", re.compile(r"^ok \d", re.M)),
+    ("E   ", re.compile(r"^E   ", re.M)),
+    ("Exit ", re.compile(r"\AExit [Cc]ode:? -?\d")),
+)
 
 
 def _error_shaped(text: str) -> bool:
@@ -357,13 +367,15 @@ def _error_shaped(text: str) -> bool:
         return True
     # A stack's frames (Node's "    at f (file:1:2)", Java's tab-indented ones) belong
     # to the one error they trace, so they do not make a report long.
-    frames = body.count("\n    at ") + body.count("\n\tat ")
-    if body.count("\n") - frames >= _SHORT_REPORT:
-        return False
+    lines = body.count("\n")
+    if lines >= _SHORT_REPORT:
+        frames = body.count("\n    at ") + body.count("\n\tat ")
+        if lines - frames >= _SHORT_REPORT:
+            return False
     # A loop, not any() over a generator: this runs on most flagged results.
-    for mark in _RUN_MARKS:
-        if mark in body:
-            return _RUN_REPORT.search(body) is None
+    for mark, pattern in _RUN_MARKS:
+        if mark in body and (pattern is None or pattern.search(body) is not None):
+            return False
     return True
 
 
