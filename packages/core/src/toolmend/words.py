@@ -369,14 +369,15 @@ def _anchors(words: Sequence[str]) -> dict[str, int]:
 _Leaf = tuple[str, str, Kind, int, bool]
 
 
-def _trie(leaves: list[_Leaf], entries: list[tuple[Kind, str]]) -> str:
+def _trie(leaves: list[_Leaf], entries: list[tuple[Kind, str]], mark: str = "()") -> str:
     """One priority level's words after an anchor, as a regular expression trie.
 
     Each leaf ``(rest, word, kind, anchor, whole)`` ends in ``(?<=word)()``: the empty
-    group's number tells which word matched.  A ``whole`` word must also stand alone,
-    with no letter or digit either side.  Branches are ordered by the longest word
-    they hold, so where words of one level match at one position the longest wins,
-    as in a flat list sorted by length.
+    group's number tells which word matched (``mark=""`` leaves the group out, for a
+    pattern that only finds where some word is).  A ``whole`` word must also stand
+    alone, with no letter or digit either side.  Branches are ordered by the longest
+    word they hold, so where words of one level match at one position the longest
+    wins, as in a flat list sorted by length.
     """
     going: dict[str, list[_Leaf]] = {}
     options: list[tuple[int, str, str | None, _Leaf | None]] = []
@@ -390,13 +391,13 @@ def _trie(leaves: list[_Leaf], entries: list[tuple[Kind, str]]) -> str:
     alternatives = []
     for _, _, step, end in sorted(options, key=lambda o: (-o[0], o[1])):
         if step is not None:
-            alternatives.append(re.escape(step) + _trie(going[step], entries))
+            alternatives.append(re.escape(step) + _trie(going[step], entries, mark))
         elif end is not None:
             _, word, kind, anchor, whole = end
             behind = f"(?<={re.escape(word)})" if anchor else ""
             if whole:
                 behind += f"(?<![0-9A-Za-z]{re.escape(word)})(?![0-9A-Za-z])"
-            alternatives.append(f"{behind}()")
+            alternatives.append(behind + mark)
             entries.append((kind, word))
     if len(alternatives) == 1:
         return alternatives[0]
@@ -412,12 +413,20 @@ class Matcher:
     another at the same position never outranks it.  Words listed in ``whole``
     count only as whole tokens: a code table's ``InvalidRequest`` is not found
     inside ``InvalidRequestError``.
+
+    Finding where a word is and which word it is are two patterns.  The search
+    over the text has no groups: Python builds a match with a slot for every
+    group of its pattern, a thousand here, which costs more than the search.
+    Only at a position it found does the pattern of that anchor character, whose
+    empty groups tell the word, run once.
     """
 
-    __slots__ = ("_below", "_levels", "_ranks", "_search", "entries", "pattern")
+    __slots__ = ("_below", "_levels", "_ranks", "_search", "_words", "entries", "pattern")
 
     entries: tuple[tuple[Kind, str], ...]
     """The kind and word of each index that :meth:`find` returns."""
+    pattern: re.Pattern[str]
+    """Where some word of the table is; it has no groups, as the class notes."""
 
     def __init__(
         self,
@@ -437,42 +446,41 @@ class Matcher:
             groups.setdefault(word[anchor], []).append((word, kind, rank, anchor))
         entries: list[tuple[Kind, str]] = []
         ranks: list[float] = []
-        # Per anchor character, its levels: (rank, trie, the trie's entries in ``entries``).
-        self._levels: list[tuple[str, list[tuple[float, str, range]]]] = []
+        # Per anchor character: the index of its first entry, and its levels as
+        # (rank, trie with a group per word, the same trie without groups).
+        self._levels: dict[str, tuple[int, list[tuple[float, str, str]]]] = {}
         for char, items in groups.items():
             levels = []
+            first = len(entries)
             for rank in sorted({item[2] for item in items}):
                 leaves = [(w[a + 1 :], w, k, a, w in alone) for w, k, r, a in items if r == rank]
                 before = len(entries)
-                trie = _trie(leaves, entries)
-                levels.append((rank, trie, range(before, len(entries))))
+                named = _trie(leaves, entries)
+                levels.append((rank, named, _trie(leaves, [], "")))
                 ranks.extend([rank] * (len(entries) - before))
-            self._levels.append((char, levels))
-        self.pattern = self._compile(4.0)[0]
+            self._levels[char] = (first, levels)
         self.entries = tuple(entries)
-        self._search = self.pattern.search
         self._ranks = tuple(ranks)
-        self._below: dict[float, tuple[Callable[..., re.Match[str] | None], tuple[int, ...]]] = {}
+        self.pattern = self._compile(4.0)
+        self._search = self.pattern.search
+        self._below: dict[float, Callable[..., re.Match[str] | None]] = {}
+        self._words: dict[str, tuple[Callable[..., re.Match[str] | None], int]] = {}
 
-    def _compile(self, limit: float) -> tuple[re.Pattern[str], tuple[int, ...]]:
-        """The levels of rank below ``limit`` as one pattern, and each group's entry index.
+    def _compile(self, limit: float) -> re.Pattern[str]:
+        """Where a word of a rank below ``limit`` is.
 
         Each level keeps its own trie, so at any position the pattern chooses
         what the whole pattern would have chosen there among those ranks.
         """
         branches: list[str] = []
-        index: list[int] = []
-        for char, levels in self._levels:
-            kept = [(trie, found) for rank, trie, found in levels if rank < limit]
-            if not kept:
-                continue
-            for _, found in kept:
-                index.extend(found)
-            branches.append(f"{re.escape(char)}(?=(?:{'|'.join(trie for trie, _ in kept)}))")
+        for char, (_, levels) in self._levels.items():
+            kept = [bare for rank, _, bare in levels if rank < limit]
+            if kept:
+                branches.append(f"{re.escape(char)}(?=(?:{'|'.join(kept)}))")
         # No word outranks the limit: a pattern that never matches.
-        return re.compile("|".join(branches) or "(?!)"), tuple(index)
+        return re.compile("|".join(branches) or "(?!)")
 
-    def _after(self, rank: float) -> tuple[Callable[..., re.Match[str] | None], tuple[int, ...]]:
+    def _after(self, rank: float) -> Callable[..., re.Match[str] | None]:
         """The search for the words that outrank ``rank``, compiled on its first use.
 
         Once a word is found, only a word of a higher priority can change the
@@ -480,9 +488,24 @@ class Matcher:
         in the rest of the text.  Compiled lazily: compiling one for every rank
         at import would add tens of milliseconds to it.
         """
-        pattern, index = self._compile(rank)
-        found = self._below[rank] = (pattern.search, index)
-        return found
+        search = self._below[rank] = self._compile(rank).search
+        return search
+
+    def _which(self, text: str, at: int) -> int:
+        """Index in :attr:`entries` of the word that a search found at ``at``.
+
+        The anchor character's levels in the same order, so the same word
+        matches there; compiled on first use, like :meth:`_after`.
+        """
+        char = text[at]
+        found = self._words.get(char)
+        if found is None:
+            first, levels = self._levels[char]
+            pattern = re.compile(f"{re.escape(char)}(?=(?:{'|'.join(n for _, n, _ in levels)}))")
+            found = self._words[char] = (pattern.match, first)
+        named = found[0](text, at)
+        # Never None: the search matched there with the same levels.
+        return found[1] + (named.lastindex or 1) - 1 if named is not None else -1
 
     def find(self, text: str) -> int:
         """Index in :attr:`entries` of the first word of the highest priority, or -1.
@@ -494,14 +517,14 @@ class Matcher:
         if match is None:
             return -1
         ranks = self._ranks
-        best = (match.lastindex or 1) - 1
+        best = self._which(text, match.start())
         rank = ranks[best]
         while rank:
-            search, index = self._below.get(rank) or self._after(rank)
+            search = self._below.get(rank) or self._after(rank)
             match = search(text, match.end())
             if match is None:
                 break
-            best = index[(match.lastindex or 1) - 1]
+            best = self._which(text, match.start())
             rank = ranks[best]
         return best
 
