@@ -18,23 +18,29 @@ import re
 
 __all__ = ["read_argument"]
 
-_KINDS = (
-    "[Tt]ool|[Ff]unction|[Cc]ommand|[Vv]erb|[Ee]xtension|[Pp]lugin|[Hh]elper"
-    "|[Ee]ntity|[Ii]ndex|[Cc]ollection|[Mm]odel|[Ss]cript"
+_KIND_NAMES = (
+    "tool", "function", "command", "verb", "extension", "plugin", "helper",
+    "entity", "index", "collection", "model", "script",
+)  # fmt: skip
+# Each kind in both capitalisations, and not inside a longer name or path: the
+# character before it is checked after it, so that the pattern starts with the
+# kinds' letters and a search skips every position that holds none of them.
+_KINDS = "|".join(
+    f"{kind}(?<![\\w./-]{kind})" for name in _KIND_NAMES for kind in (name.capitalize(), name)
 )
 _NAME = "'[^'\n]{1,100}'|\"[^\"\n]{1,100}\"|`[^`\n]{1,100}`|[A-Za-z_][\\w.:/-]{0,99}"
 _MISSING = re.compile(
-    rf"(?<![\w./-])(?:{_KINDS})(?: with name| named)? (?:{_NAME}) (?:was |is )?"
+    rf"(?:{_KINDS})(?: with name| named)? (?:{_NAME}) (?:was |is )?"
     r"(?:not found|does not exist|doesn't exist|could not be found)"
 )
 _TYPES = (
     "str|string|int|integer|number|bool|boolean|list|array|dict|dictionary|object|float"
     "|mapping|sequence|tuple|bytes"
 )
-_WRONG_TYPE = re.compile(
-    rf"\b(?:must be|should be|[Ee]xpected|[Ee]xpecting|expects)(?: an?| type)? ['\"`]?"
-    rf"(?:{_TYPES})\b"
-)
+_VERB_NAMES = ("must be", "should be", "Expected", "expected", "Expecting", "expecting", "expects")
+# The word boundary before each verb is checked after it, as for _MISSING.
+_VERBS = "|".join(f"{verb}(?<!\\w{verb})" for verb in _VERB_NAMES)
+_WRONG_TYPE = re.compile(rf"(?:{_VERBS})(?: an?| type)? ['\"`]?(?:{_TYPES})\b")
 
 
 def read_argument(text: str) -> tuple[str, str] | None:
