@@ -144,3 +144,20 @@ def test_a_published_code_counts_only_as_a_whole_token() -> None:
         Kind.TRANSIENT,
         "ThrottlingException",
     )
+
+
+def test_matcher_names_the_word_that_outranks_the_first_one_found() -> None:
+    U, T, F = Kind.UNRECOVERABLE, Kind.TRANSIENT, Kind.FIXABLE
+    matcher = words.Matcher(
+        {"timed out": T, "denied": U, "bad value": F, "out of": F}, veto=("no such",)
+    )
+    assert matcher.pattern.groups == 0
+    assert matcher.best("bad value, then denied") == (U, "denied")
+    assert matcher.best("denied, then bad value") == (U, "denied")
+    assert matcher.best("bad value, timed out, bad value") == (T, "timed out")
+    assert matcher.best("bad value and timed out and denied") == (U, "denied")
+    assert matcher.best("out of memory, bad value") == (F, "out of")
+    assert matcher.best("denied: no such file") == (Kind.AMBIGUOUS, "no such")
+    assert matcher.best("all good") is None
+    assert matcher.find("all good") == -1
+    assert matcher.entries[matcher.find("it timed out")] == (T, "timed out")

@@ -504,8 +504,9 @@ class Matcher:
             pattern = re.compile(f"{re.escape(char)}(?=(?:{'|'.join(n for _, n, _ in levels)}))")
             found = self._words[char] = (pattern.match, first)
         named = found[0](text, at)
-        # Never None: the search matched there with the same levels.
-        return found[1] + (named.lastindex or 1) - 1 if named is not None else -1
+        if named is None:  # the search matched there with the same levels
+            raise AssertionError(f"no word at {at} of {text!r}")
+        return found[1] + (named.lastindex or 1) - 1
 
     def find(self, text: str) -> int:
         """Index in :attr:`entries` of the first word of the highest priority, or -1.
