@@ -287,6 +287,12 @@ WORDING: Mapping[str, Kind] = {
          "No such revision", "isn't a valid", "must be an integer", "Command not found",
          "nknown environment", "nknown configuration", "ot a number",
          "must not contain", "aximum payload"], F),
+    # Published messages: Google's API-key check (with a 400 INVALID_ARGUMENT around it),
+    # jsonwebtoken's expiry, OpenAI's server-side error, jsonschema's enum, TypeScript's
+    # TS2345.
+    "API key not valid": U, "valid API key": U, "valid api key": U, "valid API Key": U,
+    "jwt expired": U, "had an error while processing your request": T,
+    "is not one of [": F, "is not assignable to parameter of type": F,
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
