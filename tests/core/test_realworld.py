@@ -542,6 +542,42 @@ CASES = [
         "envelope/code:azure",
         "ResourceGroupNotFound",
     ),
+    # train9: a wrong value, a name that is not there, a module missing by its path.
+    ("train9/bcrypt/password-too-long", "fixable", "is_error", "value", "cannot be longer than"),
+    (
+        "train9/mixpanel-python/track-token-missing",
+        "fixable",
+        "is_error",
+        "value",
+        "missing or empty",
+    ),
+    ("train9/sequelize-sqlite/bad-dialect", "fixable", "is_error", "value", "Supported dialects: "),
+    (
+        "train9/sqlfluff-cli/unknown-dialect",
+        "fixable",
+        "is_error",
+        "missing",
+        "Unknown dialect 'postgre'",
+    ),
+    (
+        "train9/chroma-mcp/count-missing",
+        "fixable",
+        "is_error",
+        "missing",
+        "Collection [nope] does not exist",
+    ),
+    ("train9/webpack-cli/module-not-found", "fixable", "is_error", "word", "Can't resolve '"),
+    ("train9/webpack-cli/entry-missing", "ambiguous", "is_error", "ambiguous", "Can't resolve './"),
+    (
+        "train9/ts-node/script-missing",
+        "ambiguous",
+        "is_error",
+        "ambiguous",
+        "Cannot find module './",
+    ),
+    ("cli/npm/node-cannot-find-module", "fixable", "is_error", "word", "Cannot find module"),
+    # A 405 says too little: the caller's wrong method, or an operation never offered.
+    ("train9/flask-testclient/method-not-allowed", "ambiguous", "is_error", "none", None),
 ]
 
 

@@ -1,4 +1,4 @@
-"""Errors that say which argument the caller got wrong: a missing name, a wrong type.
+"""Errors that say which argument the caller got wrong: a name, a type, a value.
 
 "Tool 'read_file' not found", "Entity with name Carol not found", "Index
 `movies_v2` not found", "Command "lint" not found": the text names the kind of
@@ -8,8 +8,14 @@ another is ``fixable``).  Only kinds a model chooses by name count, and only wit
 the name beside them: "Function not found", "File not found" and a missing URL or
 repository stay ambiguous (wrong name, or not created yet).
 
+"Unknown dialect 'postgre'" names what the caller passed in the same way.
+
 "text must be str", "expected int for dictionary value", "Expected array": a
 value of the wrong type, which the next call can correct.
+
+"must be at least 1", "cannot be longer than 72 bytes", "token, missing or empty",
+"Supported dialects: ...": a value outside what the call accepts, and often the
+bounds or the accepted values themselves.
 """
 
 from __future__ import annotations
@@ -20,12 +26,16 @@ __all__ = ["read_argument"]
 
 _KINDS = (
     "[Tt]ool|[Ff]unction|[Cc]ommand|[Vv]erb|[Ee]xtension|[Pp]lugin|[Hh]elper"
-    "|[Ee]ntity|[Ii]ndex|[Cc]ollection|[Mm]odel|[Ss]cript"
+    "|[Ee]ntity|[Ii]ndex|[Cc]ollection|[Tt]able|[Mm]odel|[Ss]cript"
 )
-_NAME = "'[^'\n]{1,100}'|\"[^\"\n]{1,100}\"|`[^`\n]{1,100}`|[A-Za-z_][\\w.:/-]{0,99}"
+_NAME = (
+    "'[^'\n]{1,100}'|\"[^\"\n]{1,100}\"|`[^`\n]{1,100}`|\\[[^\\]\n]{1,100}\\]"
+    "|[A-Za-z_][\\w.:/-]{0,99}"
+)
 _MISSING = re.compile(
     rf"(?<![\w./-])(?:{_KINDS})(?: with name| named)? (?:{_NAME}) (?:was |is )?"
     r"(?:not found|does not exist|doesn't exist|could not be found)"
+    r"|\b[Uu]nknown [a-z]+ ['\"`][^'\"`\n]{1,100}['\"`]"
 )
 _TYPES = (
     "str|string|int|integer|number|bool|boolean|list|array|dict|dictionary|object|float"
@@ -36,14 +46,21 @@ _WRONG_TYPE = re.compile(
     rf"(?:{_TYPES})\b"
 )
 
+_VALUE = re.compile(
+    r"\b(?:must|should|cannot|can't|may not) be (?:greater|less|longer|shorter|larger|smaller"
+    r"|more|fewer) than\b|\b(?:must|should) be (?:at least|at most|between|a positive"
+    r"|positive|non-negative|negative)\b|\bis too (?:low|high|short|long|large|small|big)\b"
+    r"|\bmissing or empty\b|\b[Ss]upported [a-z]+s(?: are)?: "
+)
+
 
 def read_argument(text: str) -> tuple[str, str] | None:
-    """The rule (``missing`` or ``type``) and the span that names a wrong argument.
+    """The rule (``missing``, ``type`` or ``value``) and the span that names a wrong argument.
 
     Args:
         text: The deciding region of an error text.
     """
-    if "not found" in text or "exist" in text or "be found" in text:
+    if "not found" in text or "exist" in text or "be found" in text or "nknown " in text:
         match = _MISSING.search(text)
         if match is not None:
             return "missing", match.group(0)
@@ -51,4 +68,11 @@ def read_argument(text: str) -> tuple[str, str] | None:
         match = _WRONG_TYPE.search(text)
         if match is not None:
             return "type", match.group(0)
+        match = _VALUE.search(text)
+        if match is not None:
+            return "value", match.group(0)
+    elif "too " in text or "empty" in text or "upported " in text:
+        match = _VALUE.search(text)
+        if match is not None:
+            return "value", match.group(0)
     return None
