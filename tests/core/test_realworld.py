@@ -576,6 +576,8 @@ CASES = [
         "Cannot find module './",
     ),
     ("cli/npm/node-cannot-find-module", "fixable", "is_error", "word", "Cannot find module"),
+    # A status printed with a library's own "Invalid X" decides over it.
+    ("train9/fastapi-testclient/unauthorized", "unrecoverable", "is_error", "http", "HTTP 401"),
     # A 405 says too little: the caller's wrong method, or an operation never offered.
     ("train9/flask-testclient/method-not-allowed", "ambiguous", "is_error", "none", None),
 ]

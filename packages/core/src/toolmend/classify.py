@@ -218,7 +218,12 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
     if wide:
         index = words.WIDE_MATCHER.find(region)
         if index >= 0:
-            return _WIDE_FOUND[index]
+            found = _WIDE_FOUND[index]
+            if found.reason in words.YIELDS_TO_STATUS:
+                status = words.http_status(region)
+                if status is not None:
+                    return _HTTP_FOUND[status]
+            return found
         printed = read_printed(region)
         if printed is not None:
             return _printed_found(*printed)

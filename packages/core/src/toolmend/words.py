@@ -325,6 +325,9 @@ OVERRIDE: Mapping[str, Kind] = {
 # Broad wording that counts only when no word, printed code or HTTP status decides: an
 # API's 403 "invalid User-Agent" is the 403's, not a value to change.
 WEAK: Mapping[str, Kind] = {"invalid ": F}
+# A library's own "Invalid X" decides over the other words, but a status printed with
+# it decides over it: a 401 that says "Invalid or missing API key" is the 401's.
+YIELDS_TO_STATUS: frozenset[str] = frozenset({"Invalid "})
 
 CODES: Mapping[str, Kind] = code_kinds()
 
