@@ -576,6 +576,32 @@ CASES = [
         "Cannot find module './",
     ),
     ("cli/npm/node-cannot-find-module", "fixable", "is_error", "word", "Cannot find module"),
+    # Unflagged texts that start as errors do: "Error adding to memory: ", a status with
+    # its gRPC code, a client's "Failed after 3 attempts. Last error: ", an AWS
+    # authorisation message, "Security violation: ".
+    ("train9/github:mem0ai/mem0/add-memory-timeout", "transient", "generic", "paper", "timed out"),
+    (
+        "train9/github:sinas-platform/sinas/resource-exhausted-429",
+        "transient",
+        "generic",
+        "paper",
+        "RESOURCE_EXHAUSTED",
+    ),
+    (
+        "train9/github:stackblitz/bolt.new/org-itpm-limit",
+        "transient",
+        "generic",
+        "paper",
+        "ate limit",
+    ),
+    (
+        "train9/github:tinovyatkin/amazon-bedrock-copilot-chat/scp-explicit-deny",
+        "unrecoverable",
+        "generic",
+        "paper",
+        "ot authorized to",
+    ),
+    ("train9/cli-mcp-server/flag-not-allowed", "ambiguous", "generic", "none", None),
     # A status printed with a library's own "Invalid X" decides over it.
     ("train9/fastapi-testclient/unauthorized", "unrecoverable", "is_error", "http", "HTTP 401"),
     # A 405 says too little: the caller's wrong method, or an operation never offered.
