@@ -602,6 +602,31 @@ CASES = [
         "ot authorized to",
     ),
     ("train9/cli-mcp-server/flag-not-allowed", "ambiguous", "generic", "none", None),
+    # A file or path named as missing is ENOENT in words, whatever else the text says;
+    # so is a local socket file that is not there.
+    (
+        "fresh3/click/path-missing",
+        "ambiguous",
+        "is_error",
+        "ambiguous",
+        "File 'tasks.json' does not exist",
+    ),
+    (
+        "train7/svnadmin-svnlook/svnlook-path",
+        "ambiguous",
+        "is_error",
+        "ambiguous",
+        "Path '/trunk/README' does not exist",
+    ),
+    (
+        "train8/agents-reported/skillberry-store-docker-socket",
+        "ambiguous",
+        "is_error",
+        "ambiguous",
+        "FileNotFoundError(2, 'No such file or directory')",
+    ),
+    # An envelope's status decides over its message's "Invalid X".
+    ("fresh3/dashscope/bad-key", "unrecoverable", "envelope", "envelope/http", "HTTP 401"),
     # A status printed with a library's own "Invalid X" decides over it.
     ("train9/fastapi-testclient/unauthorized", "unrecoverable", "is_error", "http", "HTTP 401"),
     # A 405 says too little: the caller's wrong method, or an operation never offered.

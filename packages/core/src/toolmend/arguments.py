@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["read_argument"]
+__all__ = ["read_argument", "read_missing_path"]
 
 _KINDS = (
     "[Tt]ool|[Ff]unction|[Cc]ommand|[Vv]erb|[Ee]xtension|[Pp]lugin|[Hh]elper"
@@ -52,6 +52,25 @@ _VALUE = re.compile(
     r"|positive|non-negative|negative)\b|\bis too (?:low|high|short|long|large|small|big)\b"
     r"|\bmissing or empty\b|\b[Ss]upported [a-z]+s(?: are)?: "
 )
+
+# A file, path or folder named as missing is ENOENT in words: wrong path, or not made
+# yet.  It keeps the result ambiguous whatever else the text says ("Invalid value for
+# 'PATH': File 'tasks.json' does not exist.").
+_MISSING_PATH = re.compile(
+    r"\b(?:[Ff]ile|[Pp]ath|[Dd]irectory|[Ff]older) ['\"`][^'\"`\n]{1,200}['\"`] does not exist"
+)
+
+
+def read_missing_path(text: str) -> str | None:
+    """The span that names a missing file or folder, if any.
+
+    Args:
+        text: The deciding region of an error text.
+    """
+    if "does not exist" not in text:
+        return None
+    match = _MISSING_PATH.search(text)
+    return match.group(0) if match is not None else None
 
 
 def read_argument(text: str) -> tuple[str, str] | None:

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import words
-from .arguments import read_argument
+from .arguments import read_argument, read_missing_path
 from .codes import system_of
 from .envelope import read_envelope
 from .model import Kind
@@ -179,7 +179,11 @@ _ENVELOPE_FOUND: dict[tuple[int, int | None], Classification] = {}
 def _from_envelope(text: str, status: int | None) -> Classification:
     """The envelope's codes and messages decide; its status code when they do not."""
     found = classify_text(text, wide=True)
-    if found.kind is Kind.AMBIGUOUS and status is not None and status in _HTTP_FOUND:
+    if (
+        status is not None
+        and status in _HTTP_FOUND
+        and (found.kind is Kind.AMBIGUOUS or found.reason in words.YIELDS_TO_STATUS)
+    ):
         found = _HTTP_FOUND[status]
     if found.reason is None:
         return found
@@ -216,6 +220,9 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
             stripped = "ToolInvocationError: " + rest if wrapper["invoking"] else rest
     region = _scrub(_region(stripped))
     if wide:
+        path = read_missing_path(region)
+        if path is not None:
+            return Classification(Kind.AMBIGUOUS, path, "ambiguous")
         index = words.WIDE_MATCHER.find(region)
         if index >= 0:
             found = _WIDE_FOUND[index]

@@ -75,6 +75,9 @@ STAYS_AMBIGUOUS: tuple[str, ...] = (
     # ENOENT is; a module named by its package is a name to correct.
     "Cannot find module '/", "Cannot find module './", "Cannot find module '../",
     "Can't resolve '/", "Can't resolve './", "Can't resolve '../",
+    # A connection to a local socket file that is not there: no daemon, not a network
+    # failure to wait out.
+    "FileNotFoundError(2, 'No such file or directory')",
 )  # fmt: skip
 VETO: tuple[str, ...] = OWN_TIMEOUT + STAYS_AMBIGUOUS
 
