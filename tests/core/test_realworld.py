@@ -542,6 +542,95 @@ CASES = [
         "envelope/code:azure",
         "ResourceGroupNotFound",
     ),
+    # train9: a wrong value, a name that is not there, a module missing by its path.
+    ("train9/bcrypt/password-too-long", "fixable", "is_error", "value", "cannot be longer than"),
+    (
+        "train9/mixpanel-python/track-token-missing",
+        "fixable",
+        "is_error",
+        "value",
+        "missing or empty",
+    ),
+    ("train9/sequelize-sqlite/bad-dialect", "fixable", "is_error", "value", "Supported dialects: "),
+    (
+        "train9/sqlfluff-cli/unknown-dialect",
+        "fixable",
+        "is_error",
+        "missing",
+        "Unknown dialect 'postgre'",
+    ),
+    (
+        "train9/chroma-mcp/count-missing",
+        "fixable",
+        "is_error",
+        "missing",
+        "Collection [nope] does not exist",
+    ),
+    ("train9/webpack-cli/module-not-found", "fixable", "is_error", "word", "Can't resolve '"),
+    ("train9/webpack-cli/entry-missing", "ambiguous", "is_error", "ambiguous", "Can't resolve './"),
+    (
+        "train9/ts-node/script-missing",
+        "ambiguous",
+        "is_error",
+        "ambiguous",
+        "Cannot find module './",
+    ),
+    ("cli/npm/node-cannot-find-module", "fixable", "is_error", "word", "Cannot find module"),
+    # Unflagged texts that start as errors do: "Error adding to memory: ", a status with
+    # its gRPC code, a client's "Failed after 3 attempts. Last error: ", an AWS
+    # authorisation message, "Security violation: ".
+    ("train9/github:mem0ai/mem0/add-memory-timeout", "transient", "generic", "paper", "timed out"),
+    (
+        "train9/github:sinas-platform/sinas/resource-exhausted-429",
+        "transient",
+        "generic",
+        "paper",
+        "RESOURCE_EXHAUSTED",
+    ),
+    (
+        "train9/github:stackblitz/bolt.new/org-itpm-limit",
+        "transient",
+        "generic",
+        "paper",
+        "ate limit",
+    ),
+    (
+        "train9/github:tinovyatkin/amazon-bedrock-copilot-chat/scp-explicit-deny",
+        "unrecoverable",
+        "generic",
+        "paper",
+        "ot authorized to",
+    ),
+    ("train9/cli-mcp-server/flag-not-allowed", "ambiguous", "generic", "none", None),
+    # A file or path named as missing is ENOENT in words, whatever else the text says;
+    # so is a local socket file that is not there.
+    (
+        "fresh3/click/path-missing",
+        "ambiguous",
+        "is_error",
+        "ambiguous",
+        "File 'tasks.json' does not exist",
+    ),
+    (
+        "train7/svnadmin-svnlook/svnlook-path",
+        "ambiguous",
+        "is_error",
+        "ambiguous",
+        "Path '/trunk/README' does not exist",
+    ),
+    (
+        "train8/agents-reported/skillberry-store-docker-socket",
+        "ambiguous",
+        "is_error",
+        "ambiguous",
+        "FileNotFoundError(2, 'No such file or directory')",
+    ),
+    # An envelope's status decides over its message's "Invalid X".
+    ("fresh3/dashscope/bad-key", "unrecoverable", "envelope", "envelope/http", "HTTP 401"),
+    # A status printed with a library's own "Invalid X" decides over it.
+    ("train9/fastapi-testclient/unauthorized", "unrecoverable", "is_error", "http", "HTTP 401"),
+    # A 405 says too little: the caller's wrong method, or an operation never offered.
+    ("train9/flask-testclient/method-not-allowed", "ambiguous", "is_error", "none", None),
 ]
 
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import words
-from .arguments import read_argument
+from .arguments import read_argument, read_missing_path
 from .codes import system_of
 from .envelope import read_envelope
 from .model import Kind
@@ -182,7 +182,11 @@ _ENVELOPE_FOUND: dict[tuple[int, int | None], Classification] = {}
 def _from_envelope(text: str, status: int | None) -> Classification:
     """The envelope's codes and messages decide; its status code when they do not."""
     found = classify_text(text, wide=True)
-    if found.kind is Kind.AMBIGUOUS and status is not None and status in _HTTP_FOUND:
+    if (
+        status is not None
+        and status in _HTTP_FOUND
+        and (found.kind is Kind.AMBIGUOUS or found.reason in words.YIELDS_TO_STATUS)
+    ):
         found = _HTTP_FOUND[status]
     if found.reason is None:
         return found
@@ -222,9 +226,17 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
         stripped = _region(stripped)
     region = _scrub(stripped)
     if wide:
+        path = read_missing_path(region)
+        if path is not None:
+            return Classification(Kind.AMBIGUOUS, path, "ambiguous")
         index = _wide_find(region)
         if index >= 0:
-            return _WIDE_FOUND[index]
+            found = _WIDE_FOUND[index]
+            if found.reason in words.YIELDS_TO_STATUS:
+                status = words.http_status(region)
+                if status is not None:
+                    return _HTTP_FOUND[status]
+            return found
         printed = read_printed(region)
         if printed is not None:
             return _printed_found(*printed)

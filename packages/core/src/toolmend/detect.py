@@ -215,7 +215,8 @@ _NAMED_START = re.compile(
 )
 # Forms that start with a number or a bracket: requests, pydantic, OSError, and a
 # failing HTTP status with its reason phrase: "403 - Forbidden - ...", or the whole text
-# "429 Too Many Requests" (a table of statuses is not a failure).
+# "429 Too Many Requests" or "429 RESOURCE_EXHAUSTED" (a table of statuses is not a
+# failure).
 _REASONS = (
     "(?:Bad Request|Unauthorized|Payment Required|Forbidden|Not Found|Method Not Allowed"
     "|Request Timeout|Conflict|Gone|Payload Too Large|Unprocessable Entity|Too Many Requests"
@@ -223,7 +224,7 @@ _REASONS = (
 )
 _NUMBERED_START = re.compile(
     r"\d{3} (?:Client|Server) Error:|\d+ validation errors? for |\[Errno -?\d+\] "
-    rf"|[45]\d\d - {_REASONS}\b|[45]\d\d {_REASONS}[ \t]*(?:\n|\Z)"
+    rf"|[45]\d\d - {_REASONS}\b|[45]\d\d {_REASONS}[ \t]*(?:\n|\Z)|[45]\d\d [A-Z][A-Z_]{{4,}}\s*\Z"
 )
 # A Redis error reply starts with its code ("WRONGTYPE ...", "ERR ..."), as listed in
 # the Redis code table.
@@ -231,14 +232,18 @@ _REDIS_CODES = sorted({code.split()[0] for code in table_named("redis").codes})
 # A program's own error line ("psql: error: ...", "curl: (7) ..."), psql's "ERROR:  "
 # at a line start, the MySQL/MariaDB client's "ERROR 1146 (42S02)", a Redis error reply
 # (redis-cli's "(error) " before it), a typed error line ("Catalog Error: ", DuckDB's
-# and others' form, "Validation failed: ", "Invalid DateTime: "), a build tool's
+# and others' form, "Validation failed: ", "Invalid DateTime: ", "Security violation: ",
+# "Error adding to memory: "), a client's "Failed after 3 attempts. Last error: ", an
+# AWS authorisation message ("User: arn:aws:... is not authorized"), a build tool's
 # "[ERROR] " (esbuild, wrangler), an MCP client's request timeout, an HTTP status line
 # of a failure, an XML error body (S3, STS, EC2, Azure Storage).  An HTML page stays
 # clean even when its title is a status: a fetched page is content.
 _PROGRAM_START = re.compile(
     r"[\w.-]{1,32}: (?:error|ERROR|fatal|FATAL)[: ]|[\w.-]{1,32}: \(\d+\) |npm (?:error|ERR!) "
     r"|ERROR \d{4} \([0-9A-Z]{5}\)|(?:\(error\) )?(?:" + "|".join(_REDIS_CODES) + r") \S"
-    r"|(?:[A-Z][A-Za-z]+ ){1,3}(?:Error|[Ff]ailed): |[A-Z][a-z]+(?: [a-z]+){1,2} failed: "
+    r"|(?:[A-Z][A-Za-z]+ ){1,3}(?:Error|[Ff]ailed|[Vv]iolation): "
+    r"|[A-Z][a-z]+(?: [a-z]+){1,2} failed: |Error [a-z]+ing [^:\n]{1,60}: "
+    r"|Failed after \d+ attempts?\. Last error: |User: arn:aws:"
     r"|Invalid [A-Za-z]+(?: [A-Za-z]+)?: |No such [a-z]+|grpc\._channel\._\w+: "
     r"|(?:✘ )?\[ERROR\] "
     r"|Request '[\w/]+' timed out|HTTP/\d(?:\.\d)? [45]\d\d "

@@ -65,11 +65,19 @@ OWN_TIMEOUT: tuple[str, ...] = (
 )  # fmt: skip
 
 # Neither a retry nor another argument: the thing exists (or the name is taken), the
-# payload is too big, or the server answered with something that is not the expected
-# JSON.  Like a command's own timeout, each makes the whole result ambiguous.
+# payload is too big, the server answered with something that is not the expected
+# JSON, or a module is missing by its path.  Like a command's own timeout, each makes
+# the whole result ambiguous.
 STAYS_AMBIGUOUS: tuple[str, ...] = (
     "already exists", "larger than max", "update or delete on table", "is not valid JSON",
     "Unexpected end of JSON input", "already been used",
+    # A module named by its path is a missing file (wrong path, or not built yet), as
+    # ENOENT is; a module named by its package is a name to correct.
+    "Cannot find module '/", "Cannot find module './", "Cannot find module '../",
+    "Can't resolve '/", "Can't resolve './", "Can't resolve '../",
+    # A connection to a local socket file that is not there: no daemon, not a network
+    # failure to wait out.
+    "FileNotFoundError(2, 'No such file or directory')",
 )  # fmt: skip
 VETO: tuple[str, ...] = OWN_TIMEOUT + STAYS_AMBIGUOUS
 
@@ -287,6 +295,14 @@ WORDING: Mapping[str, Kind] = {
          "No such revision", "isn't a valid", "must be an integer", "Command not found",
          "nknown environment", "nknown configuration", "ot a number",
          "must not contain", "aximum payload"], F),
+    # Published messages: Google's API-key check (with a 400 INVALID_ARGUMENT around it),
+    # jsonwebtoken's expiry, OpenAI's server-side error, jsonschema's enum, TypeScript's
+    # TS2345.
+    "API key not valid": U, "valid API key": U, "valid api key": U, "valid API Key": U,
+    "jwt expired": U, "had an error while processing your request": T,
+    "is not one of [": F, "is not assignable to parameter of type": F,
+    # Bundlers' and TypeScript's own errors about the code they were given.
+    "is not exported by": F, "is not assignable to type": F, "Can't resolve '": F,
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
@@ -312,12 +328,17 @@ OVERRIDE: Mapping[str, Kind] = {
 # Broad wording that counts only when no word, printed code or HTTP status decides: an
 # API's 403 "invalid User-Agent" is the 403's, not a value to change.
 WEAK: Mapping[str, Kind] = {"invalid ": F}
+# A library's own "Invalid X" decides over the other words, but a status printed with
+# it decides over it: a 401 that says "Invalid or missing API key" is the 401's.
+YIELDS_TO_STATUS: frozenset[str] = frozenset({"Invalid "})
 
 CODES: Mapping[str, Kind] = code_kinds()
 
-# HTTP statuses whose next action is clear; 404, 409, 410 and the rest stay ambiguous.
+# HTTP statuses whose next action is clear; 404, 405, 409, 410 and the rest stay
+# ambiguous.  A 405 is the caller's wrong method as often as an operation the server
+# never offers: the real-world corpus's training rows say both.
 HTTP_KIND: Mapping[int, Kind] = {
-    400: F, 401: U, 402: U, 403: U, 405: U, 407: U, 408: T, 422: F, 451: U, 501: U, 511: U,
+    400: F, 401: U, 402: U, 403: U, 407: U, 408: T, 422: F, 451: U, 501: U, 511: U,
     429: T, 500: T, 502: T, 503: T, 504: T, 520: T, 521: T, 522: T, 524: T, 529: T,
 }  # fmt: skip
 
