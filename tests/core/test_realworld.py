@@ -625,6 +625,13 @@ CASES = [
         "ambiguous",
         "FileNotFoundError(2, 'No such file or directory')",
     ),
+    (
+        "node/execfile-kubectl-refused-message",
+        "ambiguous",
+        "is_error",
+        "ambiguous",
+        "couldn't get current server API group list",
+    ),
     # An envelope's status decides over its message's "Invalid X".
     ("fresh3/dashscope/bad-key", "unrecoverable", "envelope", "envelope/http", "HTTP 401"),
     # A status printed with a library's own "Invalid X" decides over it.

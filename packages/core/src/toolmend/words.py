@@ -78,6 +78,9 @@ STAYS_AMBIGUOUS: tuple[str, ...] = (
     # A connection to a local socket file that is not there: no daemon, not a network
     # failure to wait out.
     "FileNotFoundError(2, 'No such file or directory')",
+    # kubectl with no cluster configured dials its default, localhost:8080: nothing to
+    # wait out, and nothing the call can change.
+    "couldn't get current server API group list",
 )  # fmt: skip
 VETO: tuple[str, ...] = OWN_TIMEOUT + STAYS_AMBIGUOUS
 
