@@ -632,6 +632,32 @@ CASES = [
         "ambiguous",
         "couldn't get current server API group list",
     ),
+    # train10: passwords, locks, security policies, lists of accepted values, boto's
+    # "An error occurred (X)" as an error start, a browser driver for another version.
+    ("train10/restic/wrong-pass", "unrecoverable", "is_error", "word", "wrong password"),
+    ("train10/restic/locked", "transient", "is_error", "word", "already locked by"),
+    ("train10/graphviz-dot/bad-layout", "fixable", "is_error", "word", "Use one of: "),
+    (
+        "train10/imagemagick/policy",
+        "unrecoverable",
+        "is_error",
+        "word",
+        "not allowed by the security policy",
+    ),
+    (
+        "train10/github:o2Labs/sentry-formation/putobject-accessdenied",
+        "unrecoverable",
+        "generic",
+        "word",
+        "AccessDenied",
+    ),
+    (
+        "train10/github:shauryauppal/PyWhatsapp/chromedriver-version",
+        "unrecoverable",
+        "generic",
+        "word",
+        "This version of ChromeDriver only supports",
+    ),
     # An envelope's status decides over its message's "Invalid X".
     ("fresh3/dashscope/bad-key", "unrecoverable", "envelope", "envelope/http", "HTTP 401"),
     # A status printed with a library's own "Invalid X" decides over it.

@@ -185,6 +185,7 @@ _GENERIC_PREFIXES = (
     "Parse error near line ",
     "fatal: ",
     "An error occurred while running the tool",
+    "An error occurred (",
     "Traceback (most recent call last):",
     "HTTP Error",
     "HTTP 4",

@@ -306,6 +306,12 @@ WORDING: Mapping[str, Kind] = {
     "is not one of [": F, "is not assignable to parameter of type": F,
     # Bundlers' and TypeScript's own errors about the code they were given.
     "is not exported by": F, "is not assignable to type": F, "Can't resolve '": F,
+    # From train10: a driver for another browser version, a wrong or missing password,
+    # a security policy, a repository locked by another process, a list of what the
+    # call may use.
+    "This version of ChromeDriver only supports": U, "wrong password": U,
+    "ncorrect password": U, "not allowed by the security policy": U,
+    "already locked by": T, "acquire the lock": T, "Use one of: ": F,
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
