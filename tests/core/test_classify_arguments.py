@@ -42,18 +42,6 @@ NAMED = [
 ]
 
 
-@pytest.mark.parametrize(("text", "span"), NAMED)
-def test_a_named_missing_thing_is_fixable_with_its_span(text: str, span: str) -> None:
-    verdict = toolmend.classify_result(text, is_error=True)
-    assert (verdict.failed, verdict.kind, verdict.rule, verdict.basis, verdict.reason) == (
-        True,
-        toolmend.Kind.FIXABLE,
-        "is_error",
-        "missing",
-        span,
-    )
-
-
 TYPED = [
     ("Validation error: sources: Expected array", "Expected array"),
     ("TypeError: text must be str, bytes or bytearray, not NoneType", "must be str"),
@@ -65,13 +53,19 @@ TYPED = [
 ]
 
 
-@pytest.mark.parametrize(("text", "span"), TYPED)
-def test_a_value_of_the_wrong_type_is_fixable_with_its_span(text: str, span: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "span", "basis"),
+    [(text, span, "missing") for text, span in NAMED] + [(t, s, "type") for t, s in TYPED],
+)
+def test_a_wrong_argument_is_fixable_with_its_rule_and_span(
+    text: str, span: str, basis: str
+) -> None:
     verdict = toolmend.classify_result(text, is_error=True)
-    assert (verdict.failed, verdict.kind, verdict.basis, verdict.reason) == (
+    assert (verdict.failed, verdict.kind, verdict.rule, verdict.basis, verdict.reason) == (
         True,
         toolmend.Kind.FIXABLE,
-        "type",
+        "is_error",
+        basis,
         span,
     )
 
@@ -99,25 +93,23 @@ def test_what_stays_ambiguous(text: str) -> None:
     assert (verdict.kind, verdict.basis, verdict.reason) == (toolmend.Kind.AMBIGUOUS, "none", None)
 
 
-def test_words_decide_before_a_missing_name() -> None:
-    verdict = toolmend.classify_result(
-        "Error code: 404 - The model `gpt-4o` does not exist or you do not have access to it.",
-        is_error=True,
-    )
-    assert (verdict.kind, verdict.basis, verdict.reason) == (
-        toolmend.Kind.FIXABLE,
-        "override",
-        "does not exist or you do not have access",
-    )
-
-
-def test_a_missing_name_decides_before_the_status() -> None:
-    verdict = toolmend.classify_result(
-        '404 Not Found: {"message": "Index `movies_v2` not found.", "code": "not_found"}',
-        is_error=True,
-    )
-    assert (verdict.kind, verdict.basis, verdict.reason) == (
-        toolmend.Kind.FIXABLE,
-        "missing",
-        "Index `movies_v2` not found",
-    )
+@pytest.mark.parametrize(
+    ("text", "basis", "span"),
+    [
+        # Words decide before a missing name ...
+        (
+            "Error code: 404 - The model `gpt-4o` does not exist or you do not have access to it.",
+            "override",
+            "does not exist or you do not have access",
+        ),
+        # ... and a missing name before the status.
+        (
+            '404 Not Found: {"message": "Index `movies_v2` not found.", "code": "not_found"}',
+            "missing",
+            "Index `movies_v2` not found",
+        ),
+    ],
+)
+def test_the_order_of_rules(text: str, basis: str, span: str) -> None:
+    verdict = toolmend.classify_result(text, is_error=True)
+    assert (verdict.kind, verdict.basis, verdict.reason) == (toolmend.Kind.FIXABLE, basis, span)
