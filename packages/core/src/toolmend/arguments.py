@@ -101,10 +101,7 @@ def read_argument(text: str) -> tuple[str, str] | None:
         match = _WRONG_TYPE.search(text)
         if match is not None:
             return "type", match.group(0)
-        match = _VALUE.search(text)
-        if match is not None:
-            return "value", match.group(0)
-    elif "too " in text or "empty" in text or "upported " in text:
+    if " be " in text or "too " in text or "empty" in text or "upported " in text:
         match = _VALUE.search(text)
         if match is not None:
             return "value", match.group(0)
