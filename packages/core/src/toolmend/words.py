@@ -81,6 +81,8 @@ STAYS_AMBIGUOUS: tuple[str, ...] = (
     # kubectl with no cluster configured dials its default, localhost:8080: nothing to
     # wait out, and nothing the call can change.
     "couldn't get current server API group list",
+    # libxml2's missing input file (xsltproc, xmllint): ENOENT in its own words.
+    "failed to load external entity",
 )  # fmt: skip
 VETO: tuple[str, ...] = OWN_TIMEOUT + STAYS_AMBIGUOUS
 
@@ -312,6 +314,13 @@ WORDING: Mapping[str, Kind] = {
     "This version of ChromeDriver only supports": U, "wrong password": U,
     "ncorrect password": U, "not allowed by the security policy": U,
     "already locked by": T, "acquire the lock": T, "Use one of: ": F,
+    # From train11: options, formats and values a library does not accept, JSON the
+    # caller wrote by hand, a template's unknown variable, MySQL's per-command grants,
+    # a missing API key, AWS's lower-case throttling code.
+    "not supported": F, "not a supported": F, "serializable": F, "llegal argument": F,
+    "jwt malformed": F, "Expecting property name enclosed in double quotes": F,
+    "railing comma": F, "No sheet named": F, "ndefined variable": F, "XML parse error": F,
+    "command denied to user": U, "API key not found": U, "throttlingException": T,
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
