@@ -551,7 +551,7 @@ CASES = [
         "value",
         "missing or empty",
     ),
-    ("train9/sequelize-sqlite/bad-dialect", "fixable", "is_error", "value", "Supported dialects: "),
+    ("train9/sequelize-sqlite/bad-dialect", "fixable", "is_error", "word", "not supported"),
     (
         "train9/sqlfluff-cli/unknown-dialect",
         "fixable",

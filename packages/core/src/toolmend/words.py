@@ -81,8 +81,15 @@ STAYS_AMBIGUOUS: tuple[str, ...] = (
     # kubectl with no cluster configured dials its default, localhost:8080: nothing to
     # wait out, and nothing the call can change.
     "couldn't get current server API group list",
-    # libxml2's missing input file (xsltproc, xmllint): ENOENT in its own words.
-    "failed to load external entity",
+    # libxml2's missing input file (xsltproc, xmllint) and a template engine's missing
+    # template file: ENOENT in their own words.
+    "failed to load external entity", "template not found", "TemplateNotFound",
+    # JSON expected and none there at all (an empty or HTML body): what the server sent,
+    # as Node's "is not valid JSON" above.
+    "Expecting value: line 1 column 1 (char 0)",
+    # Docker Hub's pull limit lasts hours and lifts for a signed-in user: neither a
+    # wait nor another argument.
+    "pull rate limit",
 )  # fmt: skip
 VETO: tuple[str, ...] = OWN_TIMEOUT + STAYS_AMBIGUOUS
 
@@ -321,6 +328,11 @@ WORDING: Mapping[str, Kind] = {
     "jwt malformed": F, "Expecting property name enclosed in double quotes": F,
     "railing comma": F, "No sheet named": F, "ndefined variable": F, "XML parse error": F,
     "command denied to user": U, "API key not found": U, "throttlingException": T,
+    # Decoders of what the call passed (TOML, JSON, Hjson), template engines' own errors,
+    # a CSS selector's unknown pseudo-class, a character the format does not allow, a
+    # document that fails its DTD.
+    "DecodeError": F, "Template render error": F, "Missing helper": F, "filter not found": F,
+    "nknown pseudo": F, "llegal character": F, "does not validate": F,
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
@@ -608,14 +620,15 @@ _STATUS_NUMBER = re.compile("(?:" + "|".join(sorted(_HTTP_RANK)) + r")(?<![\d.]\
 #   HTTP Error N | Error code: N | HTTP N, HTTP/1.1 N | Client error 'N, Server error 'N
 #   status=N, Status code: N, status code N, status N | "status": N, 'status_code': 'N
 #   "code": N | returned N, returned error: N | responded with N, failed with N
+#   response 'N' (and after the number: " response", " Client Error", " {")
 _STATUS_BEFORE_REVERSED = re.compile(
     r" :?rorrE PTTH| :edoc rorrE| (?:(?:\d\.)?\d/)?PTTH|' rorre (?:tneilC|revreS)"
     r"| ?[=:] ?(?:edo[Cc][ _]?)?sutat[Ss]| (?:edo[Cc] )?sutat[Ss]| (?::rorre )?denruter"
     r"| htiw (?:dednopser|deliaf)| rorrEpttH<?| :edoc esnopser PTTH| edoc rorrE| :?rorrE IPA"
     r"|\( ?rorrE IPA| \| |\((?:rorrE|noitpecxE)[A-Za-z]+\b| :esnopser"
-    r"|[\"']? ?: ?[\"'](?:(?:edo[Cc]_?)?sutats|edoc)[\"']"
+    r"|[\"']? ?: ?[\"'](?:(?:edo[Cc]_?)?sutats|edoc)[\"']|' esnopser"
 )
-_STATUS_AFTER = re.compile(r" (?:Client|Server) Error\b| \{[\"']| HTTP response\b")
+_STATUS_AFTER = re.compile(r" (?:Client|Server) Error\b| \{[\"']| (?:HTTP )?response\b")
 # A 400 or 422 alone says the request was refused, not what to change, and real-world
 # texts that carry nothing more are ambiguous.  It counts where an HTTP library or an
 # SDK raised it for the call (urllib's and the SDKs' own wording, requests' and httpx's
