@@ -8,7 +8,8 @@ another is ``fixable``).  Only kinds a model chooses by name count, and only wit
 the name beside them: "Function not found", "File not found" and a missing URL or
 repository stay ambiguous (wrong name, or not created yet).
 
-"Unknown dialect 'postgre'" names what the caller passed in the same way.
+"Unknown dialect 'postgre'" and "Unknown geometry type: 'polygone'" name what the
+caller passed in the same way.
 
 "text must be str", "expected int for dictionary value", "Expected array": a
 value of the wrong type, which the next call can correct.
@@ -36,7 +37,7 @@ _AFTER_KIND = (
     rf"(?: with name| named)? (?:{_NAME}) (?:was |is )?"
     r"(?:not found|does not exist|doesn't exist|could not be found)"
 )
-_AFTER_UNKNOWN = r" [a-z]+ ['\"`][^'\"`\n]{1,100}['\"`]"
+_AFTER_UNKNOWN = r" [a-z]+(?: [a-z]+)?:? ['\"`][^'\"`\n]{1,100}['\"`]"
 # Each kind in both capitalisations, not inside a longer name or path, then the rest;
 # then "Unknown X 'name'".  The character before a word is checked after it, so that
 # every alternative starts with a letter and a search skips every position that holds

@@ -84,6 +84,8 @@ STAYS_AMBIGUOUS: tuple[str, ...] = (
     # libxml2's missing input file (xsltproc, xmllint) and a template engine's missing
     # template file: ENOENT in their own words.
     "failed to load external entity", "template not found", "TemplateNotFound",
+    # A file that is not what its name says: corrupt, or the wrong file.
+    "Invalid PDF structure", "No PDF header",
     # JSON expected and none there at all (an empty or HTML body): what the server sent,
     # as Node's "is not valid JSON" above.
     "Expecting value: line 1 column 1 (char 0)",
@@ -333,6 +335,11 @@ WORDING: Mapping[str, Kind] = {
     # document that fails its DTD.
     "DecodeError": F, "Template render error": F, "Missing helper": F, "filter not found": F,
     "nknown pseudo": F, "llegal character": F, "does not validate": F,
+    # From train12: a limit in title case, a grant the token lacks, an account that may
+    # not use the API, a file type no reader or writer handles, Node's range check.
+    "ate Limit": T, "missing scope": U, "ermission Denied": U, "trial expired": U,
+    "ormat not recognised": F, "Could not find a backend": F, "could not find a writer": F,
+    "nsupported MIME type": F, "is out of range. It must be": F,
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
@@ -628,7 +635,7 @@ _STATUS_BEFORE_REVERSED = re.compile(
     r"|\( ?rorrE IPA| \| |\((?:rorrE|noitpecxE)[A-Za-z]+\b| :esnopser"
     r"|[\"']? ?: ?[\"'](?:(?:edo[Cc]_?)?sutats|edoc)[\"']|' esnopser"
 )
-_STATUS_AFTER = re.compile(r" (?:Client|Server) Error\b| \{[\"']| (?:HTTP )?response\b")
+_STATUS_AFTER = re.compile(r":? (?:Client|Server) Error\b| \{[\"']| (?:HTTP )?response\b")
 # A 400 or 422 alone says the request was refused, not what to change, and real-world
 # texts that carry nothing more are ambiguous.  It counts where an HTTP library or an
 # SDK raised it for the call (urllib's and the SDKs' own wording, requests' and httpx's
