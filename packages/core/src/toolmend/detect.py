@@ -235,7 +235,8 @@ _REDIS_CODES = sorted({code.split()[0] for code in table_named("redis").codes})
 # (redis-cli's "(error) " before it), a typed error line ("Catalog Error: ", DuckDB's
 # and others' form, "Validation failed: ", "Invalid DateTime: ", "Security violation: ",
 # "Error adding to memory: "), a client's "Failed after 3 attempts. Last error: ", an
-# AWS authorisation message ("User: arn:aws:... is not authorized"), a build tool's
+# AWS authorisation message ("User: arn:aws:... is not authorized"), libcurl's error
+# as PHP's clients print it ("cURL error 28: "), PHP's "Fatal error: ", a build tool's
 # "[ERROR] " (esbuild, wrangler), an MCP client's request timeout, an HTTP status line
 # of a failure, an XML error body (S3, STS, EC2, Azure Storage).  An HTML page stays
 # clean even when its title is a status: a fetched page is content.
@@ -244,7 +245,8 @@ _PROGRAM_START = re.compile(
     r"|ERROR \d{4} \([0-9A-Z]{5}\)|(?:\(error\) )?(?:" + "|".join(_REDIS_CODES) + r") \S"
     r"|(?:[A-Z][A-Za-z]+ ){1,3}(?:Error|[Ff]ailed|[Vv]iolation): "
     r"|[A-Z][a-z]+(?: [a-z]+){1,2} failed: |Error [a-z]+ing [^:\n]{1,60}: "
-    r"|Failed after \d+ attempts?\. Last error: |User: arn:aws:"
+    r"|Failed after \d+ attempts?\. Last error: |User: arn:aws:|cURL error \d+: "
+    r"|(?:PHP )?Fatal error: "
     r"|Invalid [A-Za-z]+(?: [A-Za-z]+)?: |No such [a-z]+|grpc\._channel\._\w+: "
     r"|(?:✘ )?\[ERROR\] "
     r"|Request '[\w/]+' timed out|HTTP/\d(?:\.\d)? [45]\d\d "

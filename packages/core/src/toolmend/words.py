@@ -340,6 +340,14 @@ WORDING: Mapping[str, Kind] = {
     "ate Limit": T, "missing scope": U, "ermission Denied": U, "trial expired": U,
     "ormat not recognised": F, "Could not find a backend": F, "could not find a writer": F,
     "nsupported MIME type": F, "is out of range. It must be": F,
+    # From train13: credentials a server refused (MQTT, LDAP, SSH, SMB's NTSTATUS), a
+    # host key that does not verify, API keys wrong or not given, Erlang's connection
+    # error, arguments of the wrong count or kind, a request body too large.
+    "Bad username or password": U, "nvalid Credentials": U, "Host denied": U,
+    "authentication methods failed": U, "STATUS_LOGON_FAILURE": U, "STATUS_ACCESS_DENIED": U,
+    "nsufficient Access": U, "ncorrect api key": U, "API Key is incorrect": U,
+    "API Key is not provided": U, "econnrefused": T, "ArgumentCountError": F,
+    "can't be coerced into": F, "nbalanced parenthes": F, "Request Entity Too Large": F,
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
