@@ -800,6 +800,21 @@ CASES = [
     ("train13/pusher-python/too-large", "fixable", "is_error", "word", "Request Entity Too Large"),
     ("train13/saas-reported/guzzle-curl28-0ms", "transient", "generic", "paper", "timed out"),
     ("train13/saas-reported/guzzle-curl28-connect", "transient", "generic", "paper", "timed out"),
+    # The AWS SDK for JavaScript v3's error as it serialises: name, $fault, $metadata.
+    (
+        "train8/cloud-reported/positron-throttling-429",
+        "transient",
+        "envelope",
+        "envelope/word",
+        "ThrottlingException",
+    ),
+    (
+        "train12/shapely/linestring-1pt",
+        "fixable",
+        "is_error",
+        "word",
+        "IllegalArgumentException",
+    ),
     (
         "train5/hub-reported/hub-feedback-ambiguous",
         "ambiguous",

@@ -4,7 +4,8 @@ Many tools pass an API's body through as a normal result, so the error is in
 the envelope rather than in a flag: Slack's ``{"ok": false, "error":
 "ratelimited"}``, GraphQL's ``errors`` with ``data: null``, RFC 9457
 problem+json, Google's ``error.status``, FastAPI's ``detail`` list, GitHub's
-``message`` with ``documentation_url``.  The envelope decides whether the
+``message`` with ``documentation_url``, the AWS SDK for JavaScript's ``$fault`` and
+``$metadata``.  The envelope decides whether the
 result failed (only where its own fields say so: ``"error": null``,
 ``"errors": []`` and ``"ok": true`` are successes) and which of its fields carry
 the codes and the message that classification reads, codes first.
@@ -26,7 +27,7 @@ _PY_LIMIT = 64 * 1024
 # Parse only bodies whose start shows a failure field: most JSON results are clean.
 _HINT = re.compile(
     r'"errors"\s*:\s*true|"type"\s*:\s*"error"|"(?:ok|success)"\s*:\s*false|"status"\s*:\s*"(?:error|fail|ERROR|FAIL)|"errors"\s*:\s*\['
-    r'|"error"\s*:\s*[{"]|"__type"|"documentation_url"|"detail"\s*:\s*\[|"fault"'
+    r'|"error"\s*:\s*[{"]|"__type"|"documentation_url"|"detail"\s*:\s*\[|"\$?fault"'
     r'|"(?:status|statusCode|status_code|code|httpStatus)"\s*:\s*"?[45]\d\d\b'
 )
 _CODE_KEYS = ("code", "type", "status", "reason", "error_code", "errorCode", "__type", "title")
@@ -97,6 +98,11 @@ def _signals(value: Any, out: list[str], depth: int = 0) -> None:
             _signals(item, out, depth + 1)
 
 
+def _aws_v3(obj: Mapping[str, Any]) -> bool:
+    """An AWS SDK for JavaScript v3 error as it serialises: ``name``, ``$fault``, ``$metadata``."""
+    return obj.get("$fault") in ("client", "server") and isinstance(obj.get("$metadata"), Mapping)
+
+
 def _failed(obj: Mapping[str, Any]) -> bool:
     status = obj.get("status")
     if obj.get("ok") is True or obj.get("success") is True or status in _OK_STATUS:
@@ -117,7 +123,7 @@ def _failed(obj: Mapping[str, Any]) -> bool:
         and (set(obj) <= _ERROR_KEYS or obj.get("type") == "error")
     ):
         return True
-    if isinstance(obj.get("fault"), Mapping) or "__type" in obj:
+    if isinstance(obj.get("fault"), Mapping) or "__type" in obj or _aws_v3(obj):
         return True
     if "documentation_url" in obj and isinstance(obj.get("message"), str):
         return True
@@ -168,5 +174,9 @@ def read_envelope(text: str) -> Envelope | None:
     if status is None and obj.get("errors") is True:
         status = _item_status(obj.get("items"))
     out: list[str] = []
+    if _aws_v3(obj):
+        status = status or _status(obj["$metadata"].get("httpStatusCode"))
+        if isinstance(obj.get("name"), str):
+            out.append(obj["name"])
     _signals(obj, out)
     return Envelope(status, "\n".join(dict.fromkeys(s for s in out if s)))

@@ -348,6 +348,8 @@ WORDING: Mapping[str, Kind] = {
     "nsufficient Access": U, "ncorrect api key": U, "API Key is incorrect": U,
     "API Key is not provided": U, "econnrefused": T, "ArgumentCountError": F,
     "can't be coerced into": F, "nbalanced parenthes": F, "Request Entity Too Large": F,
+    # Java's and .NET's exception for an argument the method refuses.
+    "IllegalArgumentException": F, "ArgumentException": F,
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
