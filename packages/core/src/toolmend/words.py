@@ -350,6 +350,11 @@ WORDING: Mapping[str, Kind] = {
     "can't be coerced into": F, "nbalanced parenthes": F, "Request Entity Too Large": F,
     # Java's and .NET's exception for an argument the method refuses.
     "IllegalArgumentException": F, "ArgumentException": F,
+    # From train15: an SSH host key not trusted, an SMB connection refused (NTSTATUS),
+    # LDAP access without its code, AMQP's redeclaration with other arguments, a relative
+    # URI where an absolute one is needed, an empty name.
+    "ost key is not trusted": U, "STATUS_CONNECTION_REFUSED": T, "nsufficient access": U,
+    "inequivalent arg": F, "Only absolute URIs are allowed": F, "must be a non-empty": F,
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
