@@ -357,3 +357,25 @@ def test_inspect_survives_hostile_input(caplog: pytest.LogCaptureFixture) -> Non
     assert classify_result(_Exploding()) == Verdict(False)
     assert classify_result(_Exploding(), status="error") == Verdict(True, A, "status", Source.FLAG)
     assert [r.name for r in caplog.records] == ["toolmend"] * 3
+
+
+@pytest.mark.parametrize(
+    ("text", "failed"),
+    [
+        # An HTTP tool's printout: a success status line, then an error body (GraphQL).
+        (
+            'HTTP 200 OK\n{"errors": [{"message": "Cannot query field \\"x\\" on \\"Query\\"."}]}',
+            True,
+        ),
+        ('HTTP/1.1 200 OK\n\n{"ok": false, "error": "ratelimited"}', True),
+        ('HTTP 200: {"errors": [{"message": "Field \\"y\\" is not defined"}]}', True),
+        # The same line before a success body, or before text that is not JSON.
+        ('HTTP 200 OK\n{"data": {"items": []}, "errors": []}', False),
+        ('HTTP 200 OK\n{"error": null, "result": 1}', False),
+        ("HTTP 200 OK\nerror: none", False),
+    ],
+)
+def test_an_error_body_after_a_success_status_line(text: str, failed: bool) -> None:
+    verdict = classify_result(text)
+    assert verdict.failed is failed
+    assert verdict.rule == ("envelope" if failed else None)

@@ -808,6 +808,34 @@ CASES = [
         "envelope/word",
         "ThrottlingException",
     ),
+    # train14: a GraphQL error body after a success status line (its retry field is a
+    # retry hint), validators' messages, compilers' syntax errors, PostGIS's SRIDs.
+    (
+        "train14/monday-graphql/undefined-field",
+        "fixable",
+        "envelope",
+        "envelope/word",
+        "Cannot query field",
+    ),
+    (
+        "train14/monday-graphql/complexity-budget",
+        "transient",
+        "envelope",
+        "envelope/retry-hint",
+        "retry hint",
+    ),
+    ("train14/postgis-psql/mixed-srid", "fixable", "is_error", "word", "SRID"),
+    ("train14/ocaml/syntax-error", "fixable", "is_error", "word", "Syntax error"),
+    ("train14/dacite/missing-field", "fixable", "is_error", "word", "missing value for field"),
+    (
+        "train14/class-validator/date-string-raw",
+        "fixable",
+        "is_error",
+        "word",
+        "has failed the validation",
+    ),
+    ("train14/arktype/bad-email", "fixable", "is_error", "word", "must be an email"),
+    ("train14/pycurl/unsupported-protocol", "fixable", "is_error", "word", "not supported"),
     # LDAP result codes as libldap prints them, and train15's words.
     (
         "train15/openldap-ldapmodify/insufficient-access",

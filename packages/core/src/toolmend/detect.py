@@ -387,6 +387,19 @@ def _error_shaped(text: str) -> bool:
     return True
 
 
+# A success status line before a JSON body ("HTTP 200 OK" then the body, as an HTTP
+# tool prints a response): GraphQL and some APIs answer 200 with an error body.
+_SUCCESS_LINE = re.compile(r"HTTP(?:/\d(?:\.\d)?)? 2\d\d(?: [A-Za-z ]{1,40})?(?::[ \t]*|[ \t]*\r?\n)")
+
+
+def _after_success_line(stripped: str) -> str | None:
+    line = _SUCCESS_LINE.match(stripped)
+    if line is None:
+        return None
+    body = stripped[line.end() :].lstrip()
+    return body if body[:1] == "{" else None
+
+
 def _flagged(text: str, rule: str, agent: str | None) -> Verdict:
     wide = agent is None and (_error_shaped(text) or is_error_text(text))
     found = classify_text(text, wide=wide)
@@ -499,6 +512,10 @@ def _inspect(content: Any, is_error: Any, status: Any, client: Any) -> Verdict:
             return flagged
         if not is_error_text(stripped) and read_envelope(stripped) is not None:
             return _failed(classify_text(text, wide=True), "envelope", _GENERIC)
+    if stripped[:5] == "HTTP " or stripped[:6] == "HTTP/1":
+        body = _after_success_line(stripped)
+        if body is not None and read_envelope(body) is not None:
+            return _failed(classify_text(body, wide=True), "envelope", _GENERIC)
     if agent is not None:
         rule = _agent_rule(agent, text)
         if rule is None:

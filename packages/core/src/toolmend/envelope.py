@@ -31,6 +31,8 @@ _HINT = re.compile(
     r'|"(?:status|statusCode|status_code|code|httpStatus)"\s*:\s*"?[45]\d\d\b'
 )
 _CODE_KEYS = ("code", "type", "status", "reason", "error_code", "errorCode", "__type", "title")
+# A field that says when to try again: classification reads it as "retry after N".
+_RETRY_KEYS = ("retry_after", "retryAfter", "retry_in_seconds")
 _TEXT_KEYS = ("message", "error_description", "detail", "msg", "description", "error_message")
 _ERROR_KEYS = frozenset(
     {"error", "errors", "message", "code", "status", "statusCode", "status_code", "ok", "type",
@@ -84,6 +86,10 @@ def _signals(value: Any, out: list[str], depth: int = 0) -> None:
             item = value.get(key)
             if isinstance(item, str | int) and not isinstance(item, bool):
                 out.append(str(item))
+        for key in _RETRY_KEYS:
+            item = value.get(key)
+            if isinstance(item, int | float) and not isinstance(item, bool) and item > 0:
+                out.append(f"retry after {item}")
         for key in ("extensions", "error", "errors", "details", "fault"):
             if key in value:
                 _signals(value[key], out, depth + 1)

@@ -355,6 +355,12 @@ WORDING: Mapping[str, Kind] = {
     # URI where an absolute one is needed, an empty name.
     "ost key is not trusted": U, "STATUS_CONNECTION_REFUSED": T, "nsufficient access": U,
     "inequivalent arg": F, "Only absolute URIs are allowed": F, "must be a non-empty": F,
+    # From train14: validators' messages (dacite, class-validator, arktype), compilers'
+    # syntax errors, an unbound name, PostGIS's spatial reference ids.
+    "missing value for field": F, "wrong value type": F, "must be an email": F,
+    "has failed the validation": F, "failed the following constraints": F, "Syntax error": F,
+    "unexpected end of input": F, "Unbound value": F, "SRID": F,
+    "does not match column type": F,
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
@@ -683,7 +689,12 @@ def http_status(text: str) -> int | None:
     return None if best is None else int(best)
 
 
-_RETRY_HINT = re.compile(r"[Rr]etry(?:ing)?(?: in| after|-[Aa]fter:?) \d")
+# "retry after 5", "Retry-After: 5", and an error body's own field ("retry_after": 5,
+# "retryAfter": 5, "retry_in_seconds": 27).
+_RETRY_HINT = re.compile(
+    r"[Rr]etry(?:ing)?(?: in| after|-[Aa]fter:?) \d"
+    r"|\"retry_?(?:[Aa]fter|in)(?:_seconds|_ms|Seconds)?\"\s*:\s*\"?\d"
+)
 
 
 def retry_hint(text: str) -> bool:
