@@ -389,7 +389,9 @@ def _error_shaped(text: str) -> bool:
 
 # A success status line before a JSON body ("HTTP 200 OK" then the body, as an HTTP
 # tool prints a response): GraphQL and some APIs answer 200 with an error body.
-_SUCCESS_LINE = re.compile(r"HTTP(?:/\d(?:\.\d)?)? 2\d\d(?: [A-Za-z ]{1,40})?(?::[ \t]*|[ \t]*\r?\n)")
+_SUCCESS_LINE = re.compile(
+    r"HTTP(?:/\d(?:\.\d)?)? 2\d\d(?: [A-Za-z ]{1,40})?(?::[ \t]*|[ \t]*\r?\n)"
+)
 
 
 def _after_success_line(stripped: str) -> str | None:
