@@ -797,7 +797,6 @@ CASES = [
         "word",
         "STATUS_ACCESS_DENIED",
     ),
-    ("train13/pusher-python/too-large", "fixable", "is_error", "word", "Request Entity Too Large"),
     ("train13/saas-reported/guzzle-curl28-0ms", "transient", "generic", "paper", "timed out"),
     ("train13/saas-reported/guzzle-curl28-connect", "transient", "generic", "paper", "timed out"),
     # The AWS SDK for JavaScript v3's error as it serialises: name, $fault, $metadata.

@@ -84,6 +84,8 @@ STAYS_AMBIGUOUS: tuple[str, ...] = (
     # libxml2's missing input file (xsltproc, xmllint) and a template engine's missing
     # template file: ENOENT in their own words.
     "failed to load external entity", "template not found", "TemplateNotFound",
+    # A library the build needs is not installed: a missing file, not an argument.
+    "was not found in the pkg-config search path",
     # A file that is not what its name says: corrupt, or the wrong file.
     "Invalid PDF structure", "No PDF header",
     # JSON expected and none there at all (an empty or HTML body): what the server sent,
@@ -342,12 +344,12 @@ WORDING: Mapping[str, Kind] = {
     "nsupported MIME type": F, "is out of range. It must be": F,
     # From train13: credentials a server refused (MQTT, LDAP, SSH, SMB's NTSTATUS), a
     # host key that does not verify, API keys wrong or not given, Erlang's connection
-    # error, arguments of the wrong count or kind, a request body too large.
+    # error, arguments of the wrong count or kind.
     "Bad username or password": U, "nvalid Credentials": U, "Host denied": U,
     "authentication methods failed": U, "STATUS_LOGON_FAILURE": U, "STATUS_ACCESS_DENIED": U,
     "nsufficient Access": U, "ncorrect api key": U, "API Key is incorrect": U,
     "API Key is not provided": U, "econnrefused": T, "ArgumentCountError": F,
-    "can't be coerced into": F, "nbalanced parenthes": F, "Request Entity Too Large": F,
+    "can't be coerced into": F, "nbalanced parenthes": F,
     # Java's and .NET's exception for an argument the method refuses.
     "IllegalArgumentException": F, "ArgumentException": F,
     # From train15: an SSH host key not trusted, an SMB connection refused (NTSTATUS),
@@ -361,6 +363,9 @@ WORDING: Mapping[str, Kind] = {
     "has failed the validation": F, "failed the following constraints": F, "Syntax error": F,
     "unexpected end of input": F, "Unbound value": F, "SRID": F,
     "does not match column type": F,
+    # From train17: a memcached key with a space (pymemcache's check), a cloud resource
+    # still changing state.
+    "Key contains whitespace": F, "in a transient state": T,
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
