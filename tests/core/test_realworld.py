@@ -835,6 +835,63 @@ CASES = [
     ),
     ("train14/arktype/bad-email", "fixable", "is_error", "word", "must be an email"),
     ("train14/pycurl/unsupported-protocol", "fixable", "is_error", "word", "not supported"),
+    # train16-17: expired tokens, OAuth's slow_down, OpenSSL's reasons, a list of valid
+    # values, Let's Encrypt's weekly limit, axios's status line, pkg-config's missing library.
+    ("train16/pyopenssl/pem-no-start-line", "fixable", "is_error", "word", "no start line"),
+    ("train16/jwcrypto/jwt-expired", "unrecoverable", "is_error", "word", "JWTExpired"),
+    (
+        "train16/itsdangerous/signature-expired",
+        "unrecoverable",
+        "is_error",
+        "word",
+        "SignatureExpired",
+    ),
+    ("train16/authlib/slow-down", "transient", "is_error", "word", "slow_down"),
+    (
+        "train16/node-forge/unsupported-cipher",
+        "fixable",
+        "is_error",
+        "word",
+        "nsupported algorithm",
+    ),
+    ("train16/otplib/unknown-strategy", "fixable", "is_error", "value", "Valid strategies are"),
+    ("train16/coolify-mcp/too-many-attempts", "transient", "generic", "word", "Too Many Attempts"),
+    (
+        "train16/mcp-searxng/private-url-blocked",
+        "unrecoverable",
+        "is_error",
+        "word",
+        "blocked by security policy",
+    ),
+    (
+        "train16/cloud-reported/certbot-rate-limited-exact-set",
+        "unrecoverable",
+        "generic",
+        "override",
+        "oo many certificates already issued",
+    ),
+    (
+        "train16/agents-reported/activepieces-request-failed-401",
+        "unrecoverable",
+        "generic",
+        "http",
+        "HTTP 401",
+    ),
+    (
+        "train17/pkg-config/not-found",
+        "ambiguous",
+        "is_error",
+        "ambiguous",
+        "was not found in the pkg-config search path",
+    ),
+    (
+        "train17/scaleway-api/transient-state",
+        "transient",
+        "is_error",
+        "word",
+        "in a transient state",
+    ),
+    ("train6/pymemcache/memcache-key", "fixable", "is_error", "word", "Key contains whitespace"),
     # LDAP result codes as libldap prints them, and train15's words.
     (
         "train15/openldap-ldapmodify/insufficient-access",

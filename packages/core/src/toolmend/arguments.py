@@ -15,8 +15,9 @@ caller passed in the same way.
 value of the wrong type, which the next call can correct.
 
 "must be at least 1", "cannot be longer than 72 bytes", "token, missing or empty",
-"Supported dialects: ...": a value outside what the call accepts, and often the
-bounds or the accepted values themselves.
+"Supported dialects: ...", "Available methods: get", "Valid strategies are ...": a
+value outside what the call accepts, and often the bounds or the accepted values
+themselves.
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ _VALUE = re.compile(
     r"\b(?:must|should|cannot|can't|may not) be (?:greater|less|longer|shorter|larger|smaller"
     r"|more|fewer) than\b|\b(?:must|should) be (?:at least|at most|between|a positive"
     r"|positive|non-negative|negative)\b|\bis too (?:low|high|short|long|large|small|big)\b"
-    r"|\bmissing or empty\b|\b[Ss]upported [a-z]+s(?: are)?: "
+    r"|\bmissing or empty\b|\b[Ss]upported [a-z]+s(?: are)?: |\bAvailable [a-z]+s(?: are)?: "
+    r"|\b[Vv]alid [a-z]+s are\b"
 )
 
 # A file, path or folder named as missing is ENOENT in words: wrong path, or not made
@@ -102,7 +104,14 @@ def read_argument(text: str) -> tuple[str, str] | None:
         match = _WRONG_TYPE.search(text)
         if match is not None:
             return "type", match.group(0)
-    if " be " in text or "too " in text or "empty" in text or "upported " in text:
+    if (
+        " be " in text
+        or "too " in text
+        or "empty" in text
+        or "upported " in text
+        or "vailable " in text
+        or "alid " in text
+    ):
         match = _VALUE.search(text)
         if match is not None:
             return "value", match.group(0)

@@ -236,7 +236,8 @@ _REDIS_CODES = sorted({code.split()[0] for code in table_named("redis").codes})
 # and others' form, "Validation failed: ", "Invalid DateTime: ", "Security violation: ",
 # "Error adding to memory: "), a client's "Failed after 3 attempts. Last error: ", an
 # AWS authorisation message ("User: arn:aws:... is not authorized"), libcurl's error
-# as PHP's clients print it ("cURL error 28: "), PHP's "Fatal error: ", a build tool's
+# as PHP's clients print it ("cURL error 28: "), PHP's "Fatal error: ", axios's
+# "Request failed with status code 401", a build tool's
 # "[ERROR] " (esbuild, wrangler), an MCP client's request timeout, an HTTP status line
 # of a failure, an XML error body (S3, STS, EC2, Azure Storage).  An HTML page stays
 # clean even when its title is a status: a fetched page is content.
@@ -246,7 +247,7 @@ _PROGRAM_START = re.compile(
     r"|(?:[A-Z][A-Za-z]+ ){1,3}(?:Error|[Ff]ailed|[Vv]iolation): "
     r"|[A-Z][a-z]+(?: [a-z]+){1,2} failed: |Error [a-z]+ing [^:\n]{1,60}: "
     r"|Failed after \d+ attempts?\. Last error: |User: arn:aws:|cURL error \d+: "
-    r"|(?:PHP )?Fatal error: "
+    r"|(?:PHP )?Fatal error: |Request failed with status code \d{3}\b"
     r"|Invalid [A-Za-z]+(?: [A-Za-z]+)?: |No such [a-z]+|grpc\._channel\._\w+: "
     r"|(?:✘ )?\[ERROR\] "
     r"|Request '[\w/]+' timed out|HTTP/\d(?:\.\d)? [45]\d\d "

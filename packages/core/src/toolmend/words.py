@@ -366,6 +366,12 @@ WORDING: Mapping[str, Kind] = {
     # From train17: a memcached key with a space (pymemcache's check), a cloud resource
     # still changing state.
     "Key contains whitespace": F, "in a transient state": T,
+    # From train16: expired tokens and signatures, OAuth's device-flow "slow_down", a
+    # throttled login, a URL a security policy blocks, OpenSSL's reasons for a key or PEM
+    # file the call passed, an algorithm the library does not offer.
+    "JWTExpired": U, "SignatureExpired": U, "slow_down": T, "Too Many Attempts": T,
+    "blocked by security policy": U, "no start line": F, "key values mismatch": F,
+    "nsupported algorithm": F,
 }  # fmt: skip
 
 # Texts that decide before any other word: a rate limit a service reports with 403.
@@ -386,6 +392,9 @@ OVERRIDE: Mapping[str, Kind] = {
     # whatever connection error wraps it.
     "WRONG_VERSION_NUMBER": F,
     "wrong version number": F,
+    # Let's Encrypt's certificates per domain are a weekly limit: waiting a minute does
+    # not lift it, whatever "too many requests" says around it.
+    "oo many certificates already issued": U,
 }  # fmt: skip
 
 # Broad wording that counts only when no word, printed code or HTTP status decides: an
