@@ -368,6 +368,7 @@ def test_inspect_survives_hostile_input(caplog: pytest.LogCaptureFixture) -> Non
             True,
         ),
         ('HTTP/1.1 200 OK\n\n{"ok": false, "error": "ratelimited"}', True),
+        ('HTTP/2 200\n{"ok": false, "error": "ratelimited"}', True),
         ('HTTP 200: {"errors": [{"message": "Field \\"y\\" is not defined"}]}', True),
         # The same line before a success body, or before text that is not JSON.
         ('HTTP 200 OK\n{"data": {"items": []}, "errors": []}', False),

@@ -515,7 +515,7 @@ def _inspect(content: Any, is_error: Any, status: Any, client: Any) -> Verdict:
             return flagged
         if not is_error_text(stripped) and read_envelope(stripped) is not None:
             return _failed(classify_text(text, wide=True), "envelope", _GENERIC)
-    if stripped[:5] == "HTTP " or stripped[:6] == "HTTP/1":
+    if stripped[:4] == "HTTP":
         body = _after_success_line(stripped)
         if body is not None and read_envelope(body) is not None:
             return _failed(classify_text(body, wide=True), "envelope", _GENERIC)
