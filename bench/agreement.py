@@ -3,9 +3,9 @@
 Usage: ./dev python bench/agreement.py
 
 ``corpus/realworld/agreement/second_reader.jsonl`` holds a second, blind label for a
-random sample of 320 test-split rows (seed 20261201, drawn before ``fresh5`` was
-added): a helper who read only ``docs/labelling.md`` and each row's family, origin,
-tool, flag and text, never the first label.  Agreement between the two readers bounds
+random sample of 320 test-split rows (seed 20261201; the ``fresh5``-``fresh8`` batches
+are not in it): a helper who read only ``docs/labelling.md`` and each row's family,
+origin, tool, flag and text, never the first label.  Agreement between the two readers bounds
 what any classifier can be measured to reach on these labels; toolmend's outcomes are
 shown against the first label, the second, and on the rows where both agree.
 """
