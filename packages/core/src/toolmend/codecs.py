@@ -121,7 +121,7 @@ class Codec(Protocol):
 
 def _get(obj: Any, key: str) -> Any:
     """A field of a dict or an attribute of a message object."""
-    if isinstance(obj, Mapping):
+    if type(obj) is dict or isinstance(obj, Mapping):
         return obj.get(key)
     return getattr(obj, key, None)
 
