@@ -12,6 +12,11 @@ for an ``ambiguous`` label, no guidance), *wrong* (guidance of another kind) or
 positives when toolmend judges them failed with guidance (``fp``) or failed at
 all (``flagged``).  The cost is the median time of ``toolmend.classify_result`` per
 result under 1 KB, over every row of the corpus.
+
+A second table gives the same rows by where they came from: the groups dealt
+to their split when the corpus was built, each blind batch (``fresh*.jsonl``, every
+row pinned to test and measured once when it arrived), and training batches' groups
+pinned to test unread because a test group has the same software.
 """
 
 from __future__ import annotations
@@ -87,6 +92,41 @@ def table(rows: list[dict[str, Any]], show: bool) -> None:
     print(_line("**all**", total))
 
 
+def part_of() -> dict[str, str]:
+    """Row id -> the part of the corpus it came from."""
+    found: dict[str, str] = {}
+    for row_id, stem, pinned in corpus.origins():
+        if pinned == "test":
+            blind = stem.startswith("fresh")
+            found[row_id] = f"blind batch `{stem}`" if blind else "training groups pinned unread"
+        elif pinned:
+            found[row_id] = f"batch `{stem}`"
+        else:
+            found[row_id] = "dealt when the corpus was built"
+    return found
+
+
+def by_part(rows: list[dict[str, Any]]) -> None:
+    parts = part_of()
+    per: dict[str, Counter[str]] = defaultdict(Counter)
+    for row in rows:
+        outcome, _ = judge(row)
+        part = parts[row["id"]]
+        names = [part, "**all**"]
+        if part.startswith("blind"):
+            names.append("all blind batches")
+        for name in names:
+            per[name][outcome] += 1
+            per[name]["clean" if row["label"] == "clean" else "failures"] += 1
+    print("| part | failures | correct | wrong | silent | clean | fp | flagged |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    first = ["dealt when the corpus was built"]
+    last = ["training groups pinned unread", "all blind batches", "**all**"]
+    middle = sorted((n for n in per if n not in first + last), key=lambda n: (len(n), n))
+    for name in [n for n in first + middle + last if n in per]:
+        print(_line(name, per[name]))
+
+
 def _line(name: str, c: Counter[str]) -> str:
     f, k = c["failures"], c["clean"]
 
@@ -112,6 +152,8 @@ def main() -> None:
         rows = corpus.split_rows(args.split)
     print(f"Real-world corpus, split {args.split}: {len(rows)} rows")
     table(rows, args.rows)
+    print()
+    by_part(rows)
     print(f"\nmedian classify_result() per result under 1 KB: {cost(list(corpus.rows())):.2f} µs")
 
 

@@ -34,6 +34,16 @@ def rows() -> Iterator[dict[str, Any]]:
                     yield json.loads(line)
 
 
+def origins() -> Iterator[tuple[str, str, str | None]]:
+    """(row id, the file's stem, the split it is pinned to or None) for every row."""
+    for path in sorted(HERE.glob("*.jsonl")):
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    row = json.loads(line)
+                    yield row["id"], path.stem, row.get("split") or None
+
+
 def _key(name: str) -> str:
     return hashlib.sha256(name.encode("utf-8")).hexdigest()
 

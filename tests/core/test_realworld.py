@@ -50,6 +50,15 @@ def test_the_split_is_by_origin() -> None:
     assert sizes["test"] >= 300
 
 
+def test_origins_name_each_rows_file_and_pin() -> None:
+    origins = list(split.origins())
+    assert [row_id for row_id, _, _ in origins] == [row["id"] for row in split.rows()]
+    stems = {row_id: (stem, pinned) for row_id, stem, pinned in origins}
+    assert stems["train7/ws-node/ws-503"] == ("train7", "train")
+    assert all(pinned == "test" for stem, pinned in stems.values() if stem == "fresh5")
+    assert {pinned for stem, pinned in stems.values() if stem == "cli"} == {None}
+
+
 CASES = [
     # train7: a status after "server response:", messaging and DNS servers' own words.
     ("train7/ws-node/ws-503", "transient", "is_error", "http", "HTTP 503"),
