@@ -16,7 +16,9 @@ result under 1 KB, over every row of the corpus.
 A second table gives the same rows by where they came from: the groups dealt
 to their split when the corpus was built, each blind batch (``fresh*.jsonl``, every
 row pinned to test and measured once when it arrived), and training batches' groups
-pinned to test unread because a test group has the same software.
+pinned to test unread because a test group has the same software.  A third is the
+precision dial the rules offer: the failures' outcomes if guidance came only from
+some kinds of evidence (the verdict's basis).
 """
 
 from __future__ import annotations
@@ -127,6 +129,35 @@ def by_part(rows: list[dict[str, Any]]) -> None:
         print(_line(name, per[name]))
 
 
+EVIDENCE = {
+    "every rule": lambda basis: True,
+    "every rule but words": lambda basis: basis != "word",
+    "codes, statuses and argument readers only": lambda basis: (
+        basis.startswith("code:")
+        or basis in ("override", "value", "type", "missing", "retry-hint", "http")
+    ),
+}
+
+
+def by_evidence(rows: list[dict[str, Any]]) -> None:
+    print("| guidance from | failures | correct | wrong | silent |")
+    print("|---|---:|---:|---:|---:|")
+    judged = [(row, judge(row)[1]) for row in rows if row["label"] != "clean"]
+    for name, allowed in EVIDENCE.items():
+        c: Counter[str] = Counter()
+        for row, verdict in judged:
+            kind = verdict.kind.value if verdict.failed and verdict.kind else None
+            if kind not in GUIDED or not allowed((verdict.basis or "").split("/")[-1]):
+                kind = None
+            if kind is None:
+                c["correct" if row["label"] == "ambiguous" else "silent"] += 1
+            else:
+                c["correct" if kind == row["label"] else "wrong"] += 1
+        n = len(judged)
+        shares = " | ".join(f"{100 * c[k] / n:.1f}%" for k in ("correct", "wrong", "silent"))
+        print(f"| {name} | {n} | {shares} |")
+
+
 def _line(name: str, c: Counter[str]) -> str:
     f, k = c["failures"], c["clean"]
 
@@ -154,6 +185,8 @@ def main() -> None:
     table(rows, args.rows)
     print()
     by_part(rows)
+    print()
+    by_evidence(rows)
     print(f"\nmedian classify_result() per result under 1 KB: {cost(list(corpus.rows())):.2f} µs")
 
 
