@@ -27,21 +27,22 @@ _TURN = ("train", "train", "dev", "test")
 
 def rows() -> Iterator[dict[str, Any]]:
     """Every row of every ``*.jsonl`` file here, in file and line order."""
+    for _, row in _files():
+        yield row
+
+
+def _files() -> Iterator[tuple[str, dict[str, Any]]]:
     for path in sorted(HERE.glob("*.jsonl")):
         with path.open(encoding="utf-8") as handle:
             for line in handle:
                 if line.strip():
-                    yield json.loads(line)
+                    yield path.stem, json.loads(line)
 
 
 def origins() -> Iterator[tuple[str, str, str | None]]:
     """(row id, the file's stem, the split it is pinned to or None) for every row."""
-    for path in sorted(HERE.glob("*.jsonl")):
-        with path.open(encoding="utf-8") as handle:
-            for line in handle:
-                if line.strip():
-                    row = json.loads(line)
-                    yield row["id"], path.stem, row.get("split") or None
+    for stem, row in _files():
+        yield row["id"], stem, row.get("split") or None
 
 
 def _key(name: str) -> str:
