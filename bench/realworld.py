@@ -74,10 +74,12 @@ def cost(rows: list[dict[str, Any]]) -> float:
     return statistics.median(times)
 
 
-def table(rows: list[dict[str, Any]], show: bool) -> None:
+Judged = list[tuple[dict[str, Any], str, toolmend.Verdict]]
+
+
+def table(judged: Judged, show: bool) -> None:
     per: dict[str, Counter[str]] = defaultdict(Counter)
-    for row in rows:
-        outcome, verdict = judge(row)
+    for row, outcome, verdict in judged:
         per[row["family"]][outcome] += 1
         per[row["family"]]["clean" if row["label"] == "clean" else "failures"] += 1
         if show and outcome in ("wrong", "silent", "fp", "flagged"):
@@ -108,11 +110,10 @@ def part_of() -> dict[str, str]:
     return found
 
 
-def by_part(rows: list[dict[str, Any]]) -> None:
+def by_part(judged: Judged) -> None:
     parts = part_of()
     per: dict[str, Counter[str]] = defaultdict(Counter)
-    for row in rows:
-        outcome, _ = judge(row)
+    for row, outcome, _ in judged:
         part = parts[row["id"]]
         names = [part, "**all**"]
         if part.startswith("blind"):
@@ -139,13 +140,13 @@ EVIDENCE = {
 }
 
 
-def by_evidence(rows: list[dict[str, Any]]) -> None:
+def by_evidence(judged: Judged) -> None:
     print("| guidance from | failures | correct | wrong | silent |")
     print("|---|---:|---:|---:|---:|")
-    judged = [(row, judge(row)[1]) for row in rows if row["label"] != "clean"]
+    failures = [(row, verdict) for row, _, verdict in judged if row["label"] != "clean"]
     for name, allowed in EVIDENCE.items():
         c: Counter[str] = Counter()
-        for row, verdict in judged:
+        for row, verdict in failures:
             kind = verdict.kind.value if verdict.failed and verdict.kind else None
             if kind not in GUIDED or not allowed((verdict.basis or "").split("/")[-1]):
                 kind = None
@@ -153,7 +154,7 @@ def by_evidence(rows: list[dict[str, Any]]) -> None:
                 c["correct" if row["label"] == "ambiguous" else "silent"] += 1
             else:
                 c["correct" if kind == row["label"] else "wrong"] += 1
-        n = len(judged)
+        n = len(failures)
         shares = " | ".join(f"{100 * c[k] / n:.1f}%" for k in ("correct", "wrong", "silent"))
         print(f"| {name} | {n} | {shares} |")
 
@@ -182,11 +183,12 @@ def main() -> None:
     else:
         rows = corpus.split_rows(args.split)
     print(f"Real-world corpus, split {args.split}: {len(rows)} rows")
-    table(rows, args.rows)
+    judged = [(row, *judge(row)) for row in rows]
+    table(judged, args.rows)
     print()
-    by_part(rows)
+    by_part(judged)
     print()
-    by_evidence(rows)
+    by_evidence(judged)
     print(f"\nmedian classify_result() per result under 1 KB: {cost(list(corpus.rows())):.2f} µs")
 
 
