@@ -6,9 +6,17 @@ row to a ledger table in the same database as the checkpoints.  For a chosen
 share of calls the worker kills itself with SIGKILL, once, at a point drawn at
 random: before the effect, during it (the row inserted, not committed), after it
 (committed, the tool not returned), or after the tool returned (before the
-checkpoint).  The driver restarts dead workers (forked from a parent that has
-imported everything, so a restart costs milliseconds) and they resume every
-unfinished thread from the checkpointer.  At the end the ledger is counted per
+checkpoint).  Three more points break toolmend's step store or the tool instead:
+``begin`` (the store fails before the tool runs: the "started" record cannot be
+written, so nothing runs and the model is told to call again), and two that break
+something after the effect, then kill the worker once the tool step returned:
+``store`` (every statement of toolmend's step store fails, as on a full disk or a
+database locked by another process, from the effect until the tool returns) and
+``raise`` (the tool raises ``PermissionError`` after its effect).  A worker whose
+run raises resumes it from the checkpoint, as a job runner would.  The driver
+restarts dead workers (forked from a parent that has imported everything, so a
+restart costs milliseconds) and they resume every unfinished thread from the
+checkpointer.  At the end the ledger is counted per
 call.  Run::
 
     python bench/crash.py [--calls 500] [--crash-rate 0.3] [--workers 2]
@@ -52,7 +60,9 @@ from toolmend_langchain.testing import ScriptedChatModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-POINTS = ("before", "during", "after", "returned")
+POINTS = ("before", "during", "after", "returned", "begin", "store", "raise")
+AFTER_THE_EFFECT = ("store", "raise")
+"""Points that break something after the effect, then kill once the tool step returned."""
 SETUPS = ("stock", "key", "verify")
 
 
@@ -159,6 +169,48 @@ def die() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+class StoreOutage:
+    """Makes toolmend's step store fail in this worker while ``down`` is set.
+
+    Installed once per worker process: every ``SqlStepStore.execute`` raises as SQLite
+    does on a full disk.  ``broken`` names the call whose tool step broke something
+    after its effect; the step's end kills the worker for it.
+    """
+
+    down = False
+    broken: str | None = None
+
+    @classmethod
+    def install(cls) -> None:
+        from toolmend.durable import SqlStepStore
+
+        original = SqlStepStore.execute
+
+        def execute(self: Any, sql: str, params: Any = ()) -> Any:
+            if cls.down:
+                raise sqlite3.OperationalError("disk I/O error")
+            return original(self, sql, params)
+
+        SqlStepStore.execute = execute  # type: ignore[method-assign]
+
+    @classmethod
+    def step_returned(cls, call: str) -> None:
+        """The tool step of ``call`` returned: the store is back, and a broken call dies."""
+        cls.down = False
+        if cls.broken == call:
+            die()
+
+
+def break_after_effect(db: Database, plan: Plan, invoice: str) -> None:
+    """The planned ``store`` or ``raise`` point of ``invoice``, once."""
+    if arm(db, plan, invoice, "store"):
+        StoreOutage.down = True
+        StoreOutage.broken = invoice
+    elif arm(db, plan, invoice, "raise"):
+        StoreOutage.broken = invoice
+        raise PermissionError(13, "Permission denied", "/var/spool/receipts")
+
+
 def crash_if_planned(db: Database, plan: Plan, call: str, here: str) -> None:
     """SIGKILL this process if ``call`` is planned to crash ``here`` and has not yet."""
     if arm(db, plan, call, here):
@@ -187,6 +239,7 @@ def pay_tool(db: Database, plan: Plan, setup: str) -> Any:
         finally:
             conn.close()
         crash_if_planned(db, plan, invoice, "after")
+        break_after_effect(db, plan, invoice)
 
     if setup == "key":
 
@@ -216,19 +269,42 @@ class CrashAfterReturn(AgentMiddleware[Any, Any, Any]):
         self.plan = plan
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
-        result = handler(request)
-        crash_if_planned(self.db, self.plan, request.tool_call["args"]["invoice"], "returned")
+        invoice = request.tool_call["args"]["invoice"]
+        if arm(self.db, self.plan, invoice, "begin"):
+            StoreOutage.down = True
+        try:
+            result = handler(request)
+        finally:
+            StoreOutage.down = False
+        StoreOutage.step_returned(invoice)
+        crash_if_planned(self.db, self.plan, invoice, "returned")
         return result
 
 
+RETRY = "Retrying the same call is expected to succeed."
+
+
 def script(messages: list[Any]) -> AIMessage | str:
-    """Pay the thread's invoice once, then answer with the tool's result."""
+    """Pay the thread's invoice, then answer with the tool's result.
+
+    The model follows guidance: told that the call did not run and that retrying is
+    expected to succeed, it calls again (a new call, so a new id), up to 3 times.
+    """
     results = [m for m in messages if isinstance(m, ToolMessage)]
-    if results:
+    if results and not (RETRY in str(results[-1].content) or _told_after(messages, results[-1])):
         return f"done: {results[-1].content}"
+    if len(results) >= 3:
+        return f"gave up: {results[-1].content}"
     invoice = next(m.content for m in messages if isinstance(m, HumanMessage))
-    call = {"name": "pay", "args": {"invoice": invoice}, "id": f"c-{invoice}", "type": "tool_call"}
+    call_id = f"c-{invoice}" if not results else f"c-{invoice}-{len(results)}"
+    call = {"name": "pay", "args": {"invoice": invoice}, "id": call_id, "type": "tool_call"}
     return AIMessage(content="", tool_calls=[call])
+
+
+def _told_after(messages: list[Any], result: ToolMessage) -> bool:
+    """Whether a runtime note after ``result`` says that retrying is expected to succeed."""
+    after = messages[messages.index(result) + 1 :]
+    return any(isinstance(m, HumanMessage) and RETRY in str(m.content) for m in after)
 
 
 def build_agent(db: Database, plan: Plan, setup: str) -> Any:
@@ -267,17 +343,22 @@ def finished(agent: Any, config: Any) -> bool | None:
 
 
 def worker(db: Database, plan: Plan, setup: str, calls: list[str]) -> None:
-    """Run (or resume) every thread of ``calls`` to its end."""
+    """Run (or resume) every thread of ``calls`` to its end; a run that raises is resumed."""
+    StoreOutage.install()
     agent = build_agent(db, plan, setup)
     for call in calls:
         config = {"configurable": {"thread_id": call}}
-        state = finished(agent, config)
-        if state is True:
-            continue
-        if state is None:
-            agent.invoke({"messages": [HumanMessage(call)]}, config, durability="sync")
-        else:
-            agent.invoke(None, config, durability="sync")
+        for _ in range(5):
+            state = finished(agent, config)
+            if state is True:
+                break
+            try:
+                if state is None:
+                    agent.invoke({"messages": [HumanMessage(call)]}, config, durability="sync")
+                else:
+                    agent.invoke(None, config, durability="sync")
+            except Exception as exc:  # a job runner resumes a failed run from its checkpoint
+                print(f"resuming {call} after {type(exc).__name__}: {exc}", file=sys.stderr)
 
 
 # -- the driver -------------------------------------------------------------------------------
@@ -399,6 +480,7 @@ def dbos_worker(db: Database, plan: Plan, setup: str, calls: list[str], w: int) 
         finally:
             conn.close()
         crash_if_planned(db, plan, invoice, "after")
+        break_after_effect(db, plan, invoice)
         return f"paid {invoice}"
 
     def landed(ctx: CallContext, exc: BaseException) -> bool:
@@ -417,10 +499,17 @@ def dbos_worker(db: Database, plan: Plan, setup: str, calls: list[str], w: int) 
 
     @DBOS.workflow(name="turn")
     def turn(invoice: str) -> Any:
-        result = tool(invoice)
+        if arm(db, plan, invoice, "begin"):
+            StoreOutage.down = True
+        try:
+            result = tool(invoice)
+        finally:
+            StoreOutage.down = False
+        StoreOutage.step_returned(invoice)
         crash_if_planned(db, plan, invoice, "returned")
         return repr(result)
 
+    StoreOutage.install()
     DBOS.launch()
     try:
         for call in calls:
@@ -430,7 +519,10 @@ def dbos_worker(db: Database, plan: Plan, setup: str, calls: list[str], w: int) 
             else:
                 with SetWorkflowID(f"wf-{call}"):
                     handle = DBOS.start_workflow(turn, call)
-            handle.get_result()
+            try:
+                handle.get_result()
+            except Exception as exc:  # the workflow ended in an error: counted as lost
+                print(f"workflow of {call} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
     finally:
         DBOS.destroy()
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pg_cluster import Cluster
-from toolmend import Effect, RetryPolicy, ToolFailure
+from toolmend import Effect, Kind, RetryPolicy, ToolFailure
 from toolmend.durable import (
     LANDED_TEXT,
     Mark,
@@ -21,13 +21,14 @@ from toolmend.durable import (
     SqlStepStore,
     StepRecord,
     WorkerStopped,
+    connection_of,
     dbos_key,
     langgraph_key,
     on_replay,
     run_durably,
     step_key,
 )
-from toolmend.integrations import CallContext
+from toolmend.integrations import CallContext, ResultFailed, Stop
 
 
 def test_keys_are_stable_and_distinct() -> None:
@@ -196,6 +197,7 @@ def test_started_write_without_verify_is_reported_not_repeated(make_store: Any) 
 
 
 def test_a_failure_is_recorded_as_failure_and_never_replayed_as_success(make_store: Any) -> None:
+    """A tool that opted in to be read from its exception: a refusal did not take effect."""
     store, calls = make_store(), []
 
     def refused(ctx: CallContext) -> str:
@@ -204,12 +206,285 @@ def test_a_failure_is_recorded_as_failure_and_never_replayed_as_success(make_sto
             raise PermissionError("card declined")
         return "paid"
 
-    first = run_durably(refused, store=store, key="k6", tool="pay", text=str, effect="write")
+    trusted = RetryPolicy(retry_before_dispatch=True)
+    first = run_durably(
+        refused, store=store, key="k6", tool="pay", text=str, effect="write", policy=trusted
+    )
     assert isinstance(first, ToolFailure)
     assert store.record("k6") == StepRecord("k6", "pay", Mark.FAILED)
-    second = run_durably(refused, store=store, key="k6", tool="pay", text=str, effect="write")
+    second = run_durably(
+        refused, store=store, key="k6", tool="pay", text=str, effect="write", policy=trusted
+    )
     assert second == "paid"
     assert calls == [1, 1]
+
+
+RAISED_AFTER_THE_EFFECT = [
+    PermissionError("403 Forbidden: receipt printer"),
+    ValueError("amount must be a positive number, got -5"),
+    ResultFailed("Error: 403 Forbidden", Kind.UNRECOVERABLE, "status 403", None),
+    ResultFailed("Error: amount must be positive", Kind.FIXABLE, "words", None),
+]
+
+
+@pytest.mark.parametrize("error", RAISED_AFTER_THE_EFFECT, ids=lambda e: type(e).__name__)
+def test_a_write_that_fails_after_its_effect_is_not_run_again_on_resume(
+    make_store: Any, error: Exception
+) -> None:
+    """Issue 29.2: a Python tool may have done anything before it raised or returned an error.
+
+    The worker dies before its checkpoint; the resume must not pay again.
+    """
+    store, bank = make_store(), Bank()
+
+    def pay_then_fail(ctx: CallContext) -> str:
+        bank.pay(ctx, dedup=False)
+        raise error
+
+    first = run_durably(pay_then_fail, store=store, key="f1", tool="pay", text=str, effect="write")
+    assert isinstance(first, ToolFailure)
+    assert first.outcome_unknown is True
+    assert store.record("f1") == StepRecord("f1", "pay", Mark.STARTED)
+    resumed = run_durably(
+        pay_then_fail, store=make_store(), key="f1", tool="pay", text=str, effect="write"
+    )
+    assert isinstance(resumed, ToolFailure)
+    assert resumed.rule == "worker-stopped"
+    assert bank.effects == ["f1"]
+
+
+def test_a_failed_write_that_the_verify_hook_finds_landed_is_finished_not_failed(
+    make_store: Any,
+) -> None:
+    """Found by bench/crash.py: a landed failure recorded as ``failed`` was run again."""
+    store, bank = make_store(), Bank()
+
+    def pay_then_fail(ctx: CallContext) -> str:
+        bank.pay(ctx, dedup=False)
+        raise PermissionError("receipt printer: permission denied")
+
+    first = run_durably(
+        pay_then_fail, store=store, key="v1", tool="pay", text=str, effect="write",
+        verify=lambda ctx, exc: True,
+    )  # fmt: skip
+    assert isinstance(first, ToolFailure)
+    assert first.stop is Stop.LANDED
+    assert store.record("v1") == StepRecord("v1", "pay", Mark.FINISHED, LANDED_TEXT)
+    resumed = run_durably(
+        pay_then_fail, store=store, key="v1", tool="pay", text=str, effect="write",
+        verify=lambda ctx, exc: True,
+    )  # fmt: skip
+    assert resumed == Recorded(LANDED_TEXT)
+    assert bank.effects == ["v1"]
+
+
+class FailingStore:
+    """A store whose statements fail from the ``fail_from``-th on, as a full or locked disk."""
+
+    def __init__(self, inner: SqlStepStore, fail_from: int) -> None:
+        self.inner = inner
+        self.fail_from = fail_from
+        self.statements = 0
+        inner_execute = inner.execute
+
+        def execute(sql: str, params: Any = ()) -> tuple[int, list[Any]]:
+            self.statements += 1
+            if self.statements >= self.fail_from:
+                raise sqlite3.OperationalError("disk I/O error")
+            return inner_execute(sql, params)
+
+        inner.execute = execute  # type: ignore[method-assign]
+
+
+def test_counting_the_statements_of_one_call() -> None:
+    """The points FailingStore can break: begin, budget row, settle, finish (in this order)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        store = sqlite_store(Path(folder) / "s.db")
+        counted = FailingStore(store, fail_from=10**6)
+        run_durably(lambda ctx: "paid", store=store, key="c", tool="pay", text=str, effect="write")
+        assert counted.statements == 4
+
+
+@pytest.mark.parametrize("fail_from", [2, 3, 4])
+def test_a_store_error_after_the_effect_keeps_the_record_and_the_resume_does_not_pay_again(
+    tmp_path: Path, fail_from: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 29.1: the budget row, the budget's settle or the finish fails after the tool ran."""
+    bank = Bank()
+    store = sqlite_store(tmp_path / "steps.db")
+    FailingStore(store, fail_from)
+    out = run_durably(
+        lambda ctx: bank.pay(ctx, dedup=False), store=store, key="s1", tool="pay", text=str,
+        effect="write",
+    )  # fmt: skip
+    assert out == "paid"
+    assert bank.effects == ["s1"]
+    healthy = sqlite_store(tmp_path / "steps.db")
+    assert healthy.record("s1") == StepRecord("s1", "pay", Mark.STARTED)
+    resumed = run_durably(
+        lambda ctx: bank.pay(ctx, dedup=False), store=healthy, key="s1", tool="pay", text=str,
+        effect="write",
+    )  # fmt: skip
+    assert isinstance(resumed, ToolFailure)
+    assert resumed.rule == "worker-stopped"
+    assert bank.effects == ["s1"]
+    assert any("stays 'started'" in r.getMessage() for r in caplog.records)
+
+
+def test_a_step_whose_start_cannot_be_recorded_is_not_run(tmp_path: Path) -> None:
+    """The store fails before the tool: nothing runs, the agent is told, the next run pays once."""
+    bank = Bank()
+    store = sqlite_store(tmp_path / "steps.db")
+    FailingStore(store, 1)
+    out = run_durably(
+        lambda ctx: bank.pay(ctx, dedup=False), store=store, key="b1", tool="pay", text=str,
+        effect="write",
+    )  # fmt: skip
+    assert isinstance(out, ToolFailure)
+    assert (out.kind, out.attempts, out.rule, out.outcome_unknown) == (
+        Kind.TRANSIENT, 0, "store-unavailable", False,
+    )  # fmt: skip
+    assert str(out) == (
+        "Tool 'pay' was not run: its step could not be recorded in the durable store "
+        "(OperationalError: disk I/O error), and a durable call never runs unrecorded.\n"
+        "This is a temporary failure. Retrying the same call is expected to succeed."
+    )
+    assert bank.effects == []
+    healthy = sqlite_store(tmp_path / "steps.db")
+    again = run_durably(
+        lambda ctx: bank.pay(ctx, dedup=False), store=healthy, key="b1", tool="pay", text=str,
+        effect="write",
+    )  # fmt: skip
+    assert again == "paid"
+    assert bank.effects == ["b1"]
+
+
+_LOCKER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+sys.stdin.readline()
+conn.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.readline()
+conn.execute("COMMIT")
+"""
+
+
+def test_a_database_locked_by_another_process_after_the_effect_does_not_duplicate(
+    tmp_path: Path,
+) -> None:
+    """Issue 29.1 with a real lock: another process holds the SQLite file exclusively."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "steps.db"
+    conn = sqlite3.connect(path, check_same_thread=False, timeout=0.2)
+    store = SqlStepStore(connection_of(conn, threading.Lock()), "sqlite")
+    store.budget("pay")  # the budget row exists, as after any earlier call
+    bank = Bank()
+    locker = subprocess.Popen(
+        [sys.executable, "-c", _LOCKER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert locker.stdin is not None
+    try:
+
+        def pay_then_lose_the_database(ctx: CallContext) -> str:
+            bank.pay(ctx, dedup=False)
+            assert locker.stdin is not None
+            assert locker.stdout is not None
+            locker.stdin.write("lock\n")
+            locker.stdin.flush()
+            assert locker.stdout.readline().strip() == "locked"
+            return "paid"
+
+        out = run_durably(
+            pay_then_lose_the_database, store=store, key="l1", tool="pay", text=str,
+            effect="write",
+        )  # fmt: skip
+        assert out == "paid"
+    finally:
+        locker.stdin.write("release\n")
+        locker.stdin.flush()
+        locker.wait(10)
+    assert store.record("l1") == StepRecord("l1", "pay", Mark.STARTED)
+    resumed = run_durably(
+        pay_then_lose_the_database, store=store, key="l1", tool="pay", text=str, effect="write"
+    )
+    assert isinstance(resumed, ToolFailure)
+    assert resumed.rule == "worker-stopped"
+    assert bank.effects == ["l1"]
+
+
+def test_a_postgres_connection_killed_after_the_effect_does_not_duplicate(
+    postgres: Cluster,
+) -> None:
+    """Issue 29.1 on Postgres: the store's connection is terminated while the tool runs."""
+    import psycopg
+
+    dsn = postgres.database("killed")
+    conn = psycopg.connect(dsn)
+    store = SqlStepStore(connection_of(conn, threading.Lock()), "postgres")
+    store.budget("pay")
+    pid = conn.info.backend_pid
+    bank = Bank()
+
+    def pay_then_lose_the_connection(ctx: CallContext) -> str:
+        bank.pay(ctx, dedup=False)
+        with psycopg.connect(dsn, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        return "paid"
+
+    out = run_durably(
+        pay_then_lose_the_connection, store=store, key="p1", tool="pay", text=str, effect="write"
+    )
+    assert out == "paid"
+    healthy = postgres_store(dsn)
+    assert healthy.record("p1") == StepRecord("p1", "pay", Mark.STARTED)
+    resumed = run_durably(
+        pay_then_lose_the_connection, store=healthy, key="p1", tool="pay", text=str,
+        effect="write",
+    )  # fmt: skip
+    assert isinstance(resumed, ToolFailure)
+    assert resumed.rule == "worker-stopped"
+    assert bank.effects == ["p1"]
+
+
+def test_an_error_escaping_the_runner_leaves_the_record(make_store: Any) -> None:
+    """Only the engine's control flow clears a record; a bug or store error does not."""
+    store, bank = make_store(), Bank()
+
+    class Boom(Exception):
+        pass
+
+    def pay(ctx: CallContext) -> str:
+        bank.pay(ctx, dedup=False)
+        return "paid"
+
+    def exploding_text(value: str) -> str:
+        raise Boom("cannot render")
+
+    out = run_durably(pay, store=store, key="e1", tool="pay", text=exploding_text, effect="write")
+    assert out == "paid"
+    assert store.record("e1") == StepRecord("e1", "pay", Mark.STARTED)
+
+    class Interrupt(Exception):
+        pass
+
+    def interrupted(ctx: CallContext) -> str:
+        raise Interrupt("ask a human")
+
+    with pytest.raises(Interrupt):
+        run_durably(
+            interrupted, store=store, key="e2", tool="pay", text=str, effect="write",
+            passthrough=(Interrupt,),
+        )  # fmt: skip
+    assert store.record("e2") is None
+    assert bank.effects == ["e1"]
 
 
 def test_unknown_outcome_stays_started_for_the_replay_to_check(make_store: Any) -> None:

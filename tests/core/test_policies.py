@@ -286,11 +286,19 @@ def test_remembered_failures_expire_when_the_guard_is_bounded_in_time() -> None:
 
 
 def test_a_status_code_in_the_text_means_the_request_was_refused_not_lost() -> None:
+    """Only for a tool that opted in to be read from its exceptions (one request)."""
+
     def fetch(ctx: CallContext) -> Any:
         raise RuntimeError("Failed to fetch http://127.0.0.1/busy - status code 503")
 
+    trusted = toolmend.RetryPolicy(retry_before_dispatch=True)
     with testing():
-        result = execute(fetch, tool="fetch", effect="write")
+        result = execute(fetch, tool="fetch", effect="write", policy=trusted)
+        untrusted = execute(fetch, tool="fetch", effect="write")
     assert isinstance(result, ToolFailure)
     assert (result.kind, result.outcome_unknown) == (toolmend.Kind.TRANSIENT, False)
     assert result.guidance == toolmend.integrations.GUIDANCE[toolmend.Kind.TRANSIENT]
+    # by default a Python tool may have done anything before it raised
+    assert isinstance(untrusted, ToolFailure)
+    assert (untrusted.kind, untrusted.outcome_unknown) == (toolmend.Kind.TRANSIENT, True)
+    assert untrusted.guidance == toolmend.integrations.VERIFY_FIRST

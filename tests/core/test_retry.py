@@ -16,7 +16,15 @@ from mcp.shared.exceptions import MCPError
 
 from toolmend import Kind, RetryPolicy, ToolFailed, ToolFailure, Verdict, testing
 from toolmend.failure import user_frames
-from toolmend.integrations import CallContext, RetryBudget, Source, aexecute, execute
+from toolmend.integrations import (
+    BudgetScope,
+    CallContext,
+    RetryBudget,
+    Source,
+    aexecute,
+    execute,
+    run_budgets,
+)
 from toolmend.retry import STOP_SENTENCES, AttemptRecord, Stop, budget_for
 
 TRANSIENT = "This is a temporary failure. Retrying the same call is expected to succeed."
@@ -194,10 +202,24 @@ def test_verify_unknown_or_broken_withholds_retry(answer: Any) -> None:
     assert result.outcome_unknown is True
 
 
-def test_write_refused_with_429_is_not_retried_but_may_be_repeated(loopback: Loopback) -> None:
+def test_write_refused_with_429_is_not_retried_and_may_have_landed(loopback: Loopback) -> None:
+    """A Python tool may have done anything before the 429 it raised: check first."""
     url = loopback.script("/pay", Reply(429, {"Retry-After": "5"}))
     with testing() as log:
         result = execute(lambda ctx: post(url, ctx), tool="pay", effect="write")
+    assert isinstance(result, ToolFailure)
+    assert len(loopback.hits("/pay")) == 1
+    assert log.sleeps == []
+    assert result.outcome_unknown is True
+    assert result.guidance == VERIFY_FIRST
+
+
+def test_write_refused_with_429_may_be_repeated_when_the_tool_opts_in(loopback: Loopback) -> None:
+    """A tool that is one request opts in to be read from its exception: a 429 is a refusal."""
+    url = loopback.script("/pay", Reply(429, {"Retry-After": "5"}))
+    policy = RetryPolicy(retry_before_dispatch=True)
+    with testing() as log:
+        result = execute(lambda ctx: post(url, ctx), tool="pay", effect="write", policy=policy)
     assert isinstance(result, ToolFailure)
     assert len(loopback.hits("/pay")) == 1
     assert log.sleeps == []
@@ -422,6 +444,87 @@ def test_sustained_outage_is_bounded_by_the_default_budget() -> None:
         assert budget_for("inventory").available < 1.0
     assert attempts == 119
     assert budget_for("inventory").available == 10.0
+
+
+async def _burst(policy: RetryPolicy, per_run: bool, runs: int = 50) -> tuple[int, int]:
+    """``runs`` concurrent runs whose first attempt times out: (retries refused, successes)."""
+    refused = 0
+
+    async def one() -> Any:
+        nonlocal refused
+
+        async def flaky(ctx: CallContext) -> str:
+            await asyncio.sleep(0)
+            if ctx.attempt == 1:
+                raise TimeoutError("timed out")
+            return "ok"
+
+        if per_run:
+            with run_budgets():
+                out = await aexecute(flaky, tool="quote", effect="read_only", policy=policy)
+        else:
+            out = await aexecute(flaky, tool="quote", effect="read_only", policy=policy)
+        if isinstance(out, ToolFailure) and out.stop is Stop.BUDGET:
+            refused += 1
+        return out
+
+    with testing():
+        outcomes = await asyncio.gather(*(one() for _ in range(runs)))
+    return refused, sum(1 for o in outcomes if o == "ok")
+
+
+async def test_the_default_budget_is_per_process_and_refuses_part_of_a_burst() -> None:
+    """Issue 29.13, the documented default: one bucket per tool in the process."""
+    assert RetryPolicy().budget_scope is BudgetScope.PROCESS
+    refused, ok = await _burst(RetryPolicy(), per_run=False)
+    assert (refused, ok) == (37, 13)
+
+
+async def test_a_run_scoped_budget_lets_a_burst_of_independent_runs_retry() -> None:
+    refused, ok = await _burst(RetryPolicy(budget_scope="run"), per_run=True)
+    assert (refused, ok) == (0, 50)
+    # without a run_budgets() block, the run scope is the process's
+    refused, ok = await _burst(RetryPolicy(budget_scope="run"), per_run=False)
+    assert (refused, ok) == (37, 13)
+
+
+async def test_a_call_scoped_budget_is_bounded_by_attempts_alone() -> None:
+    refused, ok = await _burst(RetryPolicy(budget_scope=BudgetScope.CALL), per_run=False)
+    assert (refused, ok) == (0, 50)
+    with pytest.raises(ValueError, match="'galaxy' is not a valid BudgetScope"):
+        RetryPolicy(budget_scope="galaxy")
+
+
+def test_a_budget_that_fails_counts_as_no_token_and_never_breaks_the_call(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A budget kept in a database that fails: no retry, and the call's outcome stands."""
+
+    class Broken(RetryBudget):
+        def acquire(self) -> bool:
+            raise OSError("disk I/O error")
+
+        def settle(self, *, succeeded: bool, retries: int) -> None:
+            raise OSError("database is locked")
+
+    calls: list[int] = []
+
+    def flaky(ctx: CallContext) -> str:
+        calls.append(ctx.attempt)
+        if ctx.attempt == 1:
+            raise TimeoutError("timed out")
+        return "ok"
+
+    policy = RetryPolicy(budget=Broken())
+    with testing():
+        out = execute(flaky, tool="quote", effect="read_only", policy=policy)
+        assert execute(lambda ctx: "fine", tool="quote", policy=policy) == "fine"
+    assert isinstance(out, ToolFailure)
+    assert out.stop is Stop.BUDGET
+    assert calls == [1]
+    messages = [r.getMessage() for r in caplog.records if r.name == "toolmend.retry"]
+    assert "retry budget acquire failed (OSError: disk I/O error); no retry" in messages
+    assert "retry budget settle failed (OSError: database is locked); ignored" in messages
 
 
 # -- hooks, logging, pass-through -----------------------------------------------------------

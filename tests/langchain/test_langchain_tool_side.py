@@ -139,11 +139,22 @@ def test_form_c1_puts_guidance_in_the_result_once() -> None:
         attempts=1,
         stop="kind",
         why_stopped=why,
-        history=[attempt(1, error, "unrecoverable", reason, stop="kind", why_stopped=why)],
+        history=[
+            attempt(
+                1,
+                error,
+                "unrecoverable",
+                reason,
+                stop="kind",
+                why_stopped=why,
+                outcome_unknown=True,
+            )
+        ],
         cause=cause,
         exception=error,
         arguments={"path": "/x"},
         guidance_in_content=True,
+        outcome_unknown=True,  # an undeclared tool may have done anything before it raised
     )
     assert verdict_from_record(result.response_metadata["toolmend"]) == Verdict(
         True,

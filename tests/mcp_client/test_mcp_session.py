@@ -577,7 +577,7 @@ async def test_a_valid_call_after_three_rejected_ones_is_sent(connect: Connect) 
             rejected = await session.call_tool("get_time", {"timezone": zone})
             findings = found(rejected)
             assert findings["kind"] == "fixable"
-            assert findings["outcome_unknown"] is False
+            assert findings["outcome_unknown"] is True  # undeclared: it may have acted
             guidance.append(findings["guidance"])
         ok = await session.call_tool("get_time", {"timezone": "Europe/Paris"})
         repeat = await session.call_tool("get_time", {"timezone": "Moon/Base"})

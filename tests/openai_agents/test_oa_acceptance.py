@@ -44,6 +44,7 @@ from oa_support import (
 )
 
 import toolmend_openai_agents as tm
+from toolmend import RetryPolicy
 from toolmend.retry import SleepLog
 
 # -- 1. a tool raising PermissionError -------------------------------------------------
@@ -192,6 +193,63 @@ async def test_write_that_committed_then_timed_out_is_not_retried_and_asks_to_ve
     )
 
 
+async def test_write_that_returns_a_gateway_error_is_not_advised_to_be_repeated(
+    sleeps: SleepLog,
+) -> None:
+    """Issue 29.3: a returned ``502 Bad Gateway`` from a write may have landed: check first."""
+    ledger: list[str] = []
+
+    def send_payment(to: str, amount: int) -> str:
+        """Send money."""
+        ledger.append(to)
+        return "502 Bad Gateway"
+
+    tool = tm.function_tool(send_payment, effect="write", retry=RetryPolicy(attempts=3))
+    model = script("send_payment", {"to": "bob", "amount": 50}, "call_g", "Let me check first.")
+    agent = Agent(name="payments", model=model, tools=[tool])
+
+    with tm.capture() as captured:
+        await Runner.run(agent, "Pay Bob 50", run_config=config())
+
+    assert ledger == ["bob"]
+    assert sleeps.sleeps == []
+    assert model.calls[1].input == [
+        user("Pay Bob 50"),
+        call_item("send_payment", {"to": "bob", "amount": 50}, "call_g"),
+        output_item("call_g", "502 Bad Gateway"),
+        note(runtime_note("send_payment", "to=bob, amount=50", "502 Bad Gateway", VERIFY_FIRST)),
+    ]
+    (failure,) = captured.failures
+    assert (failure.kind, failure.outcome_unknown, failure.attempts) == ("transient", True, 1)
+
+
+async def test_read_that_returns_a_gateway_error_is_retried_by_the_core(sleeps: SleepLog) -> None:
+    """The same returned text from a read-only tool is retried, and the success is all the
+    model sees."""
+    answers = ["502 Bad Gateway", "Sunny, 21 C"]
+
+    def get_weather(city: str) -> str:
+        """Weather now."""
+        return answers.pop(0)
+
+    tool = tm.function_tool(get_weather, effect="read_only", retry=RetryPolicy(attempts=3))
+    model = script("get_weather", {"city": "Paris"}, "call_r", "Sunny.")
+    agent = Agent(name="weather", model=model, tools=[tool])
+
+    with tm.capture() as captured:
+        await Runner.run(agent, "Weather in Paris?", run_config=config())
+
+    assert answers == []
+    assert len(sleeps.sleeps) == 1
+    assert model.calls[1].input == [
+        user("Weather in Paris?"),
+        call_item("get_weather", {"city": "Paris"}, "call_r"),
+        output_item("call_r", "Sunny, 21 C"),
+    ]
+    assert captured.failures == ()
+    assert len(captured.retries) == 1
+
+
 # -- 4. async failure function, streaming, composed filter, concurrent runs -----------
 
 
@@ -308,7 +366,9 @@ async def test_concurrent_runs_with_the_same_call_ids_keep_their_own_failures() 
         await barrier.wait()
         return ToolGuardrailFunctionOutput.allow()
 
-    @tm.function_tool(tool_output_guardrails=[both_failed])
+    @tm.function_tool(
+        tool_output_guardrails=[both_failed], effect="read_only", retry=RetryPolicy.none()
+    )
     async def fetch_report(ctx: RunContextWrapper[dict[str, int]], name: str) -> str:
         """Fetch a report."""
         raise ServiceError("upstream refused the request", ctx.context["status"])

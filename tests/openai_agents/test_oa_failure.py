@@ -102,7 +102,7 @@ def test_failures_are_logged(caplog: pytest.LogCaptureFixture) -> None:
         tm.failure_error_function()(_context("call_9"), _error())
     assert [r.getMessage() for r in caplog.records if r.name == "toolmend.openai_agents"] == [
         "toolmend: tool read_file failed (call call_9): kind=unrecoverable rule=exception "
-        "reason=errno EACCES attempts=1 outcome_unknown=False"
+        "reason=errno EACCES attempts=1 outcome_unknown=True"
     ]
 
 

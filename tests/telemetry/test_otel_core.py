@@ -45,7 +45,7 @@ def test_a_read_retried_until_the_attempts_run_out(otel: Otel, sleeps: SleepLog)
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "fetch",
         "toolmend.attempts": 3,
-        "toolmend.outcome": "not_landed",
+        "toolmend.outcome": "unknown",
         "toolmend.effect": "read_only",
         "error.type": "httpx.HTTPStatusError",
         "toolmend.kind": "transient",

@@ -81,7 +81,7 @@ async def test_a_failing_tool_gives_the_documented_span(
         "gen_ai.tool.call.id": "c1",
         "toolmend.framework": "langchain",
         "toolmend.attempts": 3,
-        "toolmend.outcome": "not_landed",
+        "toolmend.outcome": "unknown",
         "toolmend.effect": "read_only",
         "toolmend.effect.source": "declared",
         "toolmend.form": "c3",
@@ -102,7 +102,7 @@ async def test_a_failing_tool_gives_the_documented_span(
 
     assert attrs(lookup)["toolmend.kind"] == "fixable"
     assert attrs(lookup)["toolmend.effect.source"] == "default"
-    assert attrs(lookup)["toolmend.outcome"] == "not_landed"
+    assert attrs(lookup)["toolmend.outcome"] == "unknown"
     assert attrs(refused)["gen_ai.tool.call.id"] == "c3"
     assert attrs(refused)["error.type"] == "toolmend.refused"
     assert attrs(refused)["toolmend.rule"] == "loop-repeat"

@@ -31,7 +31,7 @@ async def test_a_failing_tool_gives_the_documented_span(otel: Otel, sleeps: Slee
         "gen_ai.tool.call.id": "call_w",
         "toolmend.framework": "openai_agents",
         "toolmend.attempts": 3,
-        "toolmend.outcome": "not_landed",
+        "toolmend.outcome": "unknown",
         "toolmend.effect": "read_only",
         "error.type": "httpx.HTTPStatusError",
         "toolmend.kind": "transient",

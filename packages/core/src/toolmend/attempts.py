@@ -113,13 +113,20 @@ def _rejected(status: int | None) -> bool:
 def outcome_unknown(info: ExceptionInfo, effect: Effect, *, trust_dispatch: bool = False) -> bool:
     """Whether a failed call of a non-repeatable tool may nevertheless have taken effect.
 
-    Known not to have landed: refused with a 4xx or 503, a failure whose kind
-    says the input or the permissions were rejected, or (only for a tool that
-    opted in with ``trust_dispatch``, see ``RetryPolicy.retry_before_dispatch``)
-    a failure that never left the client.
+    A Python tool may have done anything before it raised or returned an error
+    (written a row, then failed to send the receipt), so by default every failure
+    of a write may have landed, whatever its kind or status: inferring "nothing
+    happened" from a 403 or a ``ValueError`` is how a resumed worker pays twice.
+    Only a tool that opted in with ``trust_dispatch`` (it is one request, see
+    ``RetryPolicy.retry_before_dispatch``) is read from its exception: refused
+    with a 4xx or 503, a kind that says the input or the permissions were
+    rejected, or a failure that never left the client means it did not land.
     """
-    if effect.repeatable or _rejected(info.status):
+    if effect.repeatable:
         return False
-    if trust_dispatch and info.before_dispatch:
-        return False
-    return info.kind in (Kind.TRANSIENT, Kind.AMBIGUOUS)
+    refused = (
+        info.before_dispatch
+        or _rejected(info.status)
+        or info.kind in (Kind.FIXABLE, Kind.UNRECOVERABLE)
+    )
+    return not (trust_dispatch and refused)

@@ -230,7 +230,13 @@ class ToolFailure:
 
     @classmethod
     def from_verdict(
-        cls, verdict: Verdict, *, tool: str, arguments: Mapping[str, Any], text: str
+        cls,
+        verdict: Verdict,
+        *,
+        tool: str,
+        arguments: Mapping[str, Any],
+        text: str,
+        effect: Effect | str = Effect.UNKNOWN,
     ) -> ToolFailure | None:
         """The failure a tool *result* stands for, judged from its text (no exception).
 
@@ -242,18 +248,26 @@ class ToolFailure:
             tool: The tool's name.
             arguments: The arguments of the call.
             text: The result's text, which becomes the cause.
+            effect: The tool's declared effect: a tool that is not repeatable may have
+                acted before it reported the failure, so a temporary or unclear one is
+                told to check before repeating (as for a raised failure).
         """
         if not verdict.failed or verdict.kind is None:
             return None
+        unknown = not Effect.parse(effect).repeatable
+        guidance = verdict.guidance or GUIDANCE.get(verdict.kind)
+        if unknown and verdict.kind in (Kind.TRANSIENT, Kind.AMBIGUOUS):
+            guidance = VERIFY_FIRST
         return cls(
             tool=tool,
             arguments=arguments,
             kind=verdict.kind,
             attempts=1,
             cause=cap_error(text),
-            guidance=verdict.guidance or GUIDANCE.get(verdict.kind),
+            guidance=guidance,
             rule=verdict.rule or "is_error",
             reason=verdict.reason,
+            outcome_unknown=unknown,
         )
 
     def as_returned(self, verdict: Verdict) -> tuple[ToolFailure, Verdict]:

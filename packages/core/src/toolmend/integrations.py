@@ -35,7 +35,7 @@ from .model import Detection, Report, Source
 from .options import Delegating, Recovery, RecoveryOptions
 from .pileup import PILE_UP
 from .records import CallRecord
-from .retry import CallContext, RetryBudget
+from .retry import BudgetScope, CallContext, RetryBudget, run_budgets
 from .runner import aexecute, execute
 from .runs import RunRegistry, RunState, scoped, verdict_from_record, verdict_record
 from .signature import ToolSignature, is_async
@@ -45,6 +45,7 @@ __all__ = [
     "PILE_UP",
     "VERIFY_FIRST",
     "AttemptRecord",
+    "BudgetScope",
     "CallContext",
     "CallRecord",
     "Classification",
@@ -81,6 +82,7 @@ __all__ = [
     "is_async",
     "parse_arguments",
     "pending_verdict",
+    "run_budgets",
     "runtime_note",
     "scoped",
     "stub_superseded_failures",

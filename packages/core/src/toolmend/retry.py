@@ -10,6 +10,7 @@ from turning every call into several.
 from __future__ import annotations
 
 import contextvars
+import enum
 import math
 import random
 import threading
@@ -28,6 +29,7 @@ from .model import Kind
 __all__ = [
     "STOP_SENTENCES",
     "AttemptRecord",
+    "BudgetScope",
     "CallContext",
     "Decision",
     "RetryBudget",
@@ -39,6 +41,7 @@ __all__ = [
     "decide",
     "outcome_unknown",
     "reset_budgets",
+    "run_budgets",
     "testing",
 ]
 
@@ -122,21 +125,76 @@ class RetryBudget:
         return f"RetryBudget(capacity={self.capacity}, per_call={self.per_call})"
 
 
-_budgets_lock = threading.Lock()
+class BudgetScope(enum.StrEnum):
+    """Which calls share one retry budget.
 
-
-def budget_for(tool: str) -> RetryBudget:
-    """The process-wide budget of a tool, used when a policy names none.
-
-    Inside :func:`testing` the registry is a fresh one, so tests that share
-    tool names cannot drain each other's budgets.
+    A budget exists to stop a retry storm against a failing dependency: during an
+    outage every call fails, and unbounded retries multiply the load that keeps it
+    down.  The default, :attr:`PROCESS`, is the scope of gRPC's retry throttling and
+    Finagle's retry budget (one bucket per client process and destination): it
+    protects the dependency, at the price that a burst of concurrent calls that all
+    fail once at the same instant looks like the start of an outage, and some of
+    their retries are refused (50 concurrent runs that each hit one timeout get 13
+    of 50 retries with the default bucket of 10 tokens).  Deployments that run many
+    independent agents against a healthy backend can choose :attr:`RUN`; under a
+    durable store the process scope is the store's, shared by every worker.
     """
+
+    PROCESS = "process"
+    """One budget per tool name in this process (under a durable store: in its database)."""
+    RUN = "run"
+    """One budget per tool name inside the innermost :func:`run_budgets` block (a run).
+
+    Outside such a block it is the process's.
+    """
+    CALL = "call"
+    """No shared budget: each logical call is bounded by its policy's attempts alone."""
+
+    @classmethod
+    def parse(cls, value: BudgetScope | str) -> BudgetScope:
+        """The scope from the enum or its value; an unknown value is an error at configuration."""
+        return value if isinstance(value, BudgetScope) else cls(str(value).strip().lower())
+
+
+_budgets_lock = threading.Lock()
+_run_budgets: contextvars.ContextVar[dict[str, RetryBudget] | None] = contextvars.ContextVar(
+    "toolmend_run_budgets", default=None
+)
+
+
+def budget_for(tool: str, scope: BudgetScope = BudgetScope.PROCESS) -> RetryBudget:
+    """The budget of a tool in ``scope``, used when a policy names none.
+
+    Inside :func:`testing` the process registry is a fresh one, so tests that share
+    tool names cannot drain each other's budgets.
+
+    Args:
+        tool: The tool's name.
+        scope: Which calls share the budget.
+    """
+    if scope is BudgetScope.CALL:
+        return RetryBudget()
     with _budgets_lock:
-        budgets = _state.budgets
+        run = _run_budgets.get() if scope is BudgetScope.RUN else None
+        budgets = run if run is not None else _state.budgets
         budget = budgets.get(tool)
         if budget is None:
             budget = budgets[tool] = RetryBudget()
         return budget
+
+
+@contextmanager
+def run_budgets() -> Iterator[None]:
+    """Give the calls inside the block budgets of their own (``BudgetScope.RUN``).
+
+    Wrap one agent run in it (its async tasks inherit the context); policies with
+    ``budget_scope="run"`` then share a budget per tool within the run only.
+    """
+    token = _run_budgets.set({})
+    try:
+        yield
+    finally:
+        _run_budgets.reset(token)
 
 
 def reset_budgets() -> None:
@@ -165,6 +223,8 @@ class RetryPolicy:
         on_sleep: Called before each wait, with its seconds.
         on_give_up: Called with the failure when retrying stops.
         max_wait: Seconds one wait may take when there is no deadline.
+        budget_scope: Which calls share the default budget (see :class:`BudgetScope`);
+            ignored when ``budget`` is given.
     """
 
     attempts: int = 3
@@ -176,14 +236,18 @@ class RetryPolicy:
     on_sleep: Callable[[CallContext, float], None] | None = None
     on_give_up: Callable[[ToolFailure], None] | None = None
     retry_before_dispatch: bool = False
-    """Trust the exception: a failure that looks like it never left the client (a refused
-    connection, a failed DNS lookup) means nothing happened, so a write may be repeated.
+    """Trust the exception: a failure that never left the client (a refused connection,
+    a failed DNS lookup) or a refusal (a 4xx or 503 status, a rejected input or
+    permission) means nothing happened, so a write may be repeated after the first and
+    a durable step is recorded as not run.
 
     Off by default, because a Python tool may have done anything before the exception
-    it raises (written a row, then failed to notify).  Opt in only for a tool that is
-    one request.
+    it raises or the error it returns (written a row, then failed to notify): without
+    it, every failure of a write may have taken effect.  Opt in only for a tool that
+    is one request.
     """
     max_wait: float = 60.0
+    budget_scope: BudgetScope = BudgetScope.PROCESS
     attempt_timeout: float | None = None
     """Seconds one attempt of an async call may run before it counts as timed out.
 
@@ -192,6 +256,7 @@ class RetryPolicy:
     """
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "budget_scope", BudgetScope.parse(self.budget_scope))
         if self.attempts < 1:
             raise ValueError("attempts must be >= 1")
         if self.attempt_timeout is not None and self.attempt_timeout <= 0:

@@ -115,7 +115,9 @@ class _Call:
         )
         self.effect = Effect.parse(effect)
         self.policy = policy if policy is not None else RetryPolicy()
-        self.budget: RetryBudget = self.policy.budget or budget_for(self.tool)
+        self.budget: RetryBudget = self.policy.budget or budget_for(
+            self.tool, self.policy.budget_scope
+        )
         self.honours_key = honours_key
         self.passthrough = tuple(passthrough)
         self.key = key or uuid.uuid4().hex
@@ -160,7 +162,7 @@ class _Call:
             jitter=backoff(self.policy, ctx.attempt),
         )
         if decision.retry:
-            if self.budget.acquire():
+            if _bookkeeping(self.budget.acquire, default=False):
                 self.taken += 1
             else:
                 decision = Decision(False, stop=Stop.BUDGET)
@@ -197,7 +199,7 @@ class _Call:
         """Account for a returned value; a returned ToolFailure (a guarded tool) is a failure."""
         returned = value if isinstance(value, ToolFailure) else None
         self.settled = True
-        self.budget.settle(succeeded=returned is None, retries=len(self.history))
+        _bookkeeping(self.budget.settle, succeeded=returned is None, retries=len(self.history))
         self._report()
         if self.span is not None:
             self.span.succeeded_attempt(len(self.history) + 1, wait=self.waited)
@@ -219,7 +221,7 @@ class _Call:
     ) -> ToolFailure:
         attempts = len(self.history)
         self.settled = True
-        self.budget.settle(succeeded=False, retries=attempts - 1)
+        _bookkeeping(self.budget.settle, succeeded=False, retries=attempts - 1)
         failure = failure_from_exception(
             exc,
             info,
@@ -253,8 +255,8 @@ class _Call:
     def interrupted(self) -> None:
         """The call was cancelled or interrupted: its retry tokens go back to the budget."""
         if not self.settled and self.taken:
-            self.budget.refund(self.taken)
             self.settled = True
+            _bookkeeping(self.budget.refund, self.taken)
 
     @staticmethod
     def _hook(hook: Callable[..., Any] | None, *args: Any) -> None:
@@ -265,6 +267,27 @@ class _Call:
 def cap_line(text: str, limit: int = 300) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _bookkeeping(fn: Callable[..., Any], *args: Any, default: Any = None, **kwargs: Any) -> Any:
+    """Run a budget operation that must not decide the call's fate: log what it raises.
+
+    A budget may live in a database (``SharedRetryBudget``).  When that database
+    fails after the tool returned, the call has still happened: raising would make
+    a durable runner read the effect as interrupted.  A failed ``acquire`` counts as
+    no token (no retry), the side that cannot duplicate an effect; a failed settle
+    or refund only leaves the bucket a little off.
+    """
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:
+        logger.warning(
+            "retry budget %s failed (%s); %s",
+            getattr(fn, "__name__", fn),
+            cap_line(describe_exception(exc)),
+            "no retry" if default is False else "ignored",
+        )
+        return default
 
 
 def _guarded(fn: Callable[..., Any], *args: Any) -> Any:

@@ -11,6 +11,7 @@ that, wrap the server in :class:`~toolmend_openai_agents.RecoveringServer`.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -34,7 +35,7 @@ UserExtractor = Callable[
 ]
 
 
-def _record(context: MCPToolCustomDataContext) -> None:
+def _record(context: MCPToolCustomDataContext, effect: Effect | str) -> None:
     if context.is_error is not True:
         return
     run_context = context.run_context
@@ -49,11 +50,12 @@ def _record(context: MCPToolCustomDataContext) -> None:
         verdict = classify_result(text, is_error=True)
         arguments = dict(context.arguments)
         made = ToolFailure.from_verdict(
-            verdict, tool=context.tool_display_name, arguments=arguments, text=text
+            verdict, tool=context.tool_display_name, arguments=arguments, text=text, effect=effect
         )
         if made is None:
             return
         failure = made
+        verdict = dataclasses.replace(verdict, guidance=made.guidance)
     RUNS.record(run_context.tool_call_id, context.tool_output, verdict)
     report.failed(run_context.tool_call_id, text, failure, source=verdict.source or Source.FLAG)
 
@@ -61,21 +63,26 @@ def _record(context: MCPToolCustomDataContext) -> None:
 class MCPErrorResults:
     """An MCP ``custom_data_extractor`` that records ``isError`` results; see the factory."""
 
-    def __init__(self, then: UserExtractor | None = None) -> None:
+    def __init__(
+        self, then: UserExtractor | None = None, effect: Effect | str = Effect.UNKNOWN
+    ) -> None:
         self.then = then
+        self.effect = Effect.parse(effect)
 
     def __call__(
         self, context: MCPToolCustomDataContext
     ) -> Mapping[str, Any] | Awaitable[Mapping[str, Any] | None] | None:
         """Record an ``isError`` result, then run the user's extractor."""
         try:
-            _record(context)
+            _record(context, self.effect)
         except Exception:
             log.exception("toolmend: could not record an MCP error result")
         return None if self.then is None else self.then(context)
 
 
-def mcp_error_results(then: UserExtractor | None = None) -> MCPErrorResults:
+def mcp_error_results(
+    then: UserExtractor | None = None, *, effect: Effect | str = Effect.UNKNOWN
+) -> MCPErrorResults:
     """A ``custom_data_extractor`` for the SDK's MCP servers that classifies error results.
 
     Results the server flagged with ``isError`` are classified and recorded,
@@ -84,11 +91,13 @@ def mcp_error_results(then: UserExtractor | None = None) -> MCPErrorResults:
 
     Args:
         then: Your own extractor.
+        effect: The effect assumed for the server's tools (undeclared: a write, so a
+            temporary failure is told to check before repeating).
 
     Returns:
         The extractor.
     """
-    return MCPErrorResults(then)
+    return MCPErrorResults(then, effect)
 
 
 def mcp_server_options(
@@ -112,5 +121,5 @@ def mcp_server_options(
     """
     return {
         "failure_error_function": FailureFunction(form, effect=effect),
-        "custom_data_extractor": mcp_error_results(then),
+        "custom_data_extractor": mcp_error_results(then, effect=effect),
     }

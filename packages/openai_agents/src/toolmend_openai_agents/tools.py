@@ -21,6 +21,7 @@ import functools
 import inspect
 import typing
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, overload
 
 import agents
@@ -37,19 +38,23 @@ from agents.tool_guardrails import ToolInputGuardrail, ToolOutputGuardrail
 from agents.util._types import MaybeAwaitable
 from pydantic import BaseModel, ValidationError
 
-from toolmend import Effect, RetryPolicy, ToolFailed, ToolFailure
+from toolmend import Effect, RetryPolicy, ToolFailed, ToolFailure, Verdict, classify_result
 from toolmend.contracts import Contracts
 from toolmend.integrations import (
     CallContext,
+    ResultFailed,
+    Source,
     ToolSignature,
     is_async,
     parse_arguments,
     validation_details,
 )
 
+from . import report
 from .contracts import apply_contracts
 from .failure import UNSET, Validator, model_arguments, own_failure_function
 from .guarded import Guarded, Verify
+from .runs import RUNS
 
 __all__ = ["function_tool"]
 
@@ -88,6 +93,45 @@ class _Shape:
         self.annotations = annotations
 
 
+@dataclass(frozen=True, slots=True)
+class _Returned:
+    """A failure the tool returned as text, as the failure of the attempt that returned it."""
+
+    text: str
+    verdict: Verdict
+
+
+def _judged(result: Any) -> Any:
+    """``result``, or :class:`ResultFailed` when the text it returned reads as a failure.
+
+    The core then decides about a returned ``502 Bad Gateway`` as about a raised one:
+    with the tool's effect, so that a write that may have landed is never advised
+    to be repeated, and with its retry policy.
+    """
+    if isinstance(result, str):
+        verdict = classify_result(result)
+        if verdict.failed:
+            raise ResultFailed(result, verdict.kind, verdict.reason, _Returned(result, verdict))
+    return result
+
+
+def _returned(ctx: Any, failure: ToolFailure) -> str | None:
+    """The text a tool returned, when ``failure`` is the core giving up on it; recorded.
+
+    The model reads the text as the tool returned it; the verdict recorded for the
+    input filter carries the core's kind and next step (verify first for a write).
+    """
+    exc = failure.exception
+    if not (isinstance(exc, ResultFailed) and isinstance(exc.result, _Returned)):
+        return None
+    shown, verdict = failure.as_returned(exc.result.verdict)
+    call_id = ctx.tool_call_id if isinstance(ctx, ToolContext) else None
+    if call_id is not None:
+        RUNS.record(call_id, exc.result.text, verdict)
+    report.failed(call_id, exc.result.text, shown, source=verdict.source or Source.FLAG)
+    return exc.result.text
+
+
 def _guarded(
     func: Callable[..., Any],
     *,
@@ -119,6 +163,9 @@ def _guarded(
 
     def outcome(ctx: Any, result: Any) -> Any:
         if isinstance(result, ToolFailure):
+            text = _returned(ctx, result)
+            if text is not None:
+                return text
             raise ToolFailed(result)
         return apply_contracts(ctx, getattr(ctx, "tool_name", None) or name, result, contracts)
 
@@ -128,7 +175,7 @@ def _guarded(
         @functools.wraps(func)
         async def async_wrapper(ctx: Any, /, *args: Any, **kwargs: Any) -> Any:
             async def attempt(call: CallContext) -> Any:
-                return await func(*call_args(ctx, args), **call_kwargs(kwargs, call))
+                return _judged(await func(*call_args(ctx, args), **call_kwargs(kwargs, call)))
 
             return outcome(ctx, await guarded.arun(attempt, **run_options(ctx)))
 
@@ -138,7 +185,7 @@ def _guarded(
         @functools.wraps(func)
         def sync_wrapper(ctx: Any, /, *args: Any, **kwargs: Any) -> Any:
             def attempt(call: CallContext) -> Any:
-                return func(*call_args(ctx, args), **call_kwargs(kwargs, call))
+                return _judged(func(*call_args(ctx, args), **call_kwargs(kwargs, call)))
 
             return outcome(ctx, guarded.run(attempt, **run_options(ctx)))
 

@@ -10,8 +10,12 @@ may already have run, so the pure :func:`on_replay` can decide: run again with
 the same key, verify first, or report instead of repeating a write.
 
 The records live behind the :class:`StepStore` protocol; ``toolmend.durable.sql``
-implements it on SQLite and Postgres.  A failure is recorded as a failure and
-never handed back as the tool's result: a replay of a failed step runs it again.
+implements it on SQLite and Postgres.  Once a step's "started" record exists, only
+proof that the tool did not run takes it back: a failure recorded as ``failed``
+(a replay runs the step again) is one known not to have taken effect, and a store
+that fails after the effect leaves the record "started", so that the resume
+verifies or reports instead of repeating.  A failure is never handed back as the
+tool's result.
 """
 
 from __future__ import annotations
@@ -19,18 +23,19 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from ..attempts import AttemptRecord
+from ..attempts import AttemptRecord, Stop
 from ..effects import Effect
 from ..failure import ToolFailure
-from ..guidance import VERIFY_FIRST
+from ..guidance import GUIDANCE, VERIFY_FIRST
 from ..loop import LoopGuard
 from ..model import Kind
-from ..retry import CallContext, RetryBudget, RetryPolicy
-from ..runner import Verify, _verify_async, _verify_sync, aexecute, execute
+from ..retry import BudgetScope, CallContext, RetryBudget, RetryPolicy, budget_for
+from ..runner import Verify, _verify_async, _verify_sync, aexecute, execute, passes_through
 
 __all__ = [
     "LANDED_TEXT",
@@ -52,11 +57,18 @@ __all__ = [
 
 T = TypeVar("T")
 
+logger = logging.getLogger("toolmend.durable")
+
 LANDED_TEXT = (
     "This call already took effect before the worker running it stopped "
     "(a check confirmed it); it was not repeated. Its original result was not recorded."
 )
 """The result of a replayed step whose verify hook found the effect in place."""
+
+UNRECORDED_CAUSE = (
+    "Tool '{tool}' was not run: its step could not be recorded in the durable store "
+    "({error}), and a durable call never runs unrecorded."
+)
 
 STOPPED_CAUSE = (
     "Tool '{tool}' was interrupted: the worker running it stopped before the call "
@@ -112,7 +124,11 @@ class Mark(enum.StrEnum):
     FINISHED = "finished"
     """Returned a result, recorded with it."""
     FAILED = "failed"
-    """Failed in a way known not to have taken effect: a replay runs it again."""
+    """Failed in a way known not to have taken effect: a replay runs it again.
+
+    Known only when the tool is repeatable, was refused before it ran, or opted in
+    to be read from its exception (``RetryPolicy.retry_before_dispatch``).
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,6 +272,30 @@ def stopped_failure(tool: str, arguments: Mapping[str, Any]) -> ToolFailure:
     )
 
 
+def _unrecorded_failure(tool: str, arguments: Mapping[str, Any], error: Exception) -> ToolFailure:
+    """The failure of a step whose "started" record could not be written: it did not run.
+
+    Raising instead would end the agent's run (pydantic-ai, a DBOS workflow) for a
+    store that may be back a second later; a call that never ran is safe to make
+    again, so the model is told so.
+
+    Args:
+        tool: The tool's name.
+        arguments: The step's arguments.
+        error: What the store raised.
+    """
+    return ToolFailure(
+        tool=tool,
+        arguments=arguments,
+        kind=Kind.TRANSIENT,
+        attempts=0,
+        cause=UNRECORDED_CAUSE.format(tool=tool, error=f"{type(error).__name__}: {error}"[:200]),
+        guidance=GUIDANCE[Kind.TRANSIENT],
+        rule="store-unavailable",
+        reason="the durable store failed before the call",
+    )
+
+
 @dataclass(frozen=True)
 class _Step:
     store: StepStore
@@ -270,8 +310,18 @@ class _Step:
     passthrough: tuple[type[BaseException], ...]
     history: list[AttemptRecord] | None
 
-    def plan(self) -> tuple[Replay, StepRecord | None]:
-        record = self.store.begin(self.key, self.tool)
+    def plan(self) -> tuple[Replay, StepRecord | None] | ToolFailure:
+        try:
+            record = self.store.begin(self.key, self.tool)
+        except Exception as exc:
+            logger.warning(
+                "could not record step %s of tool %s as started (%s: %s); not run",
+                self.key,
+                self.tool,
+                type(exc).__name__,
+                exc,
+            )
+            return _unrecorded_failure(self.tool, self.arguments, exc)
         replay = on_replay(
             record,
             effect=self.effect,
@@ -286,18 +336,21 @@ class _Step:
     def after_verify(self, landed: bool | None) -> Recorded | ToolFailure | None:
         """``None``: the effect did not land, run the call."""
         if landed is True:
-            self.store.finish(self.key, LANDED_TEXT)
+            self._record(lambda: self.store.finish(self.key, LANDED_TEXT))
             return Recorded(LANDED_TEXT, landed=True)
         if landed is None:
             return stopped_failure(self.tool, self.arguments)
         return None
 
     def options(self) -> dict[str, Any]:
+        policy = self.policy
+        if policy.budget is None and policy.budget_scope is BudgetScope.PROCESS:
+            policy = dataclasses.replace(policy, budget=self._shared_budget())
         return {
             "tool": self.tool,
             "arguments": self.arguments,
             "effect": self.effect,
-            "policy": dataclasses.replace(self.policy, budget=self.store.budget(self.tool)),
+            "policy": policy,
             "loop": self.loop,
             "verify": self.verify,
             "honours_key": self.honours_key,
@@ -306,13 +359,71 @@ class _Step:
             "history": self.history,
         }
 
+    def _shared_budget(self) -> RetryBudget:
+        """The store's budget of the tool; the process's when the store cannot give it.
+
+        A budget only paces retries: a store that fails here must not stop a step
+        whose "started" record it has just written.
+        """
+        try:
+            return self.store.budget(self.tool)
+        except Exception as exc:
+            logger.warning(
+                "the step store has no retry budget for %s (%s: %s); this process's is used",
+                self.tool,
+                type(exc).__name__,
+                exc,
+            )
+            return budget_for(self.tool)
+
     def settle(self, outcome: Any, text: Callable[[Any], str]) -> None:
         """Record how the run ended; an unknown outcome stays "started" for a replay to check."""
         if isinstance(outcome, ToolFailure):
-            if not outcome.outcome_unknown:
-                self.store.fail(self.key)
+            if outcome.stop is Stop.LANDED:  # the verify hook found the effect in place
+                self._record(lambda: self.store.finish(self.key, LANDED_TEXT))
+            elif not outcome.outcome_unknown:
+                self._record(lambda: self.store.fail(self.key))
             return
-        self.store.finish(self.key, text(outcome))
+        self._record(lambda: self.store.finish(self.key, text(outcome)))
+
+    def _record(self, write: Callable[[], None]) -> None:
+        """Write the step's end; a store that fails leaves it "started" and the call stands.
+
+        The tool has run: raising now would hand the agent an error for a call that
+        happened, and any handler that then forgot the record would let a resume run
+        it again.  "Started" is the safe record: a replay verifies or reports.
+        """
+        try:
+            write()
+        except Exception as exc:
+            logger.warning(
+                "could not record the end of step %s of tool %s (%s: %s); it stays "
+                "'started', so a replay verifies or reports instead of repeating it",
+                self.key,
+                self.tool,
+                type(exc).__name__,
+                exc,
+            )
+
+    def interrupted(self, exc: BaseException) -> None:
+        """Forget the step only for the engine's own control flow raised by the call.
+
+        An interrupt (LangGraph's ``interrupt()``, a listed passthrough) means the
+        engine reruns the step from its start by design.  Anything else that
+        escapes (a store error, cancellation, a bug) is no proof that the tool did
+        not run, so the "started" record stays.
+        """
+        if not (isinstance(exc, Exception) and passes_through(exc, self.passthrough)):
+            return
+        try:
+            self.store.clear(self.key)
+        except Exception as error:
+            logger.warning(
+                "could not clear step %s after %s (%s); it stays 'started'",
+                self.key,
+                type(exc).__name__,
+                error,
+            )
 
 
 def _step(
@@ -364,8 +475,11 @@ def run_durably(
     The started record is committed before the first attempt; the call then
     runs under ``policy`` with the store's shared budget for ``tool`` and the
     fixed ``key``.  A success is recorded with ``text(value)``; a failure known
-    not to have landed is recorded as failed; an unknown outcome stays started.
-    An exception in ``passthrough`` (the engine's control flow) clears the record.
+    not to have landed is recorded as failed; an unknown outcome stays started,
+    and so does every step whose record the store fails to update.  A step whose
+    "started" record cannot be written is not run: it returns a transient failure.  An exception
+    in ``passthrough`` or the frameworks' control flow (an interrupt) clears the
+    record, since the engine reruns the step; any other exception leaves it.
 
     Args:
         thunk: One attempt; receives the call context with the stable key.
@@ -386,7 +500,10 @@ def run_durably(
     step = _step(
         store, key, tool, arguments, effect, policy, loop, verify, honours_key, passthrough, history
     )
-    replay, record = step.plan()
+    planned = step.plan()
+    if isinstance(planned, ToolFailure):
+        return planned
+    replay, record = planned
     if replay is Replay.REUSE and record is not None:
         return Recorded(record.result or "")
     if replay is Replay.REPORT:
@@ -397,8 +514,8 @@ def run_durably(
             return early
     try:
         outcome = execute(thunk, **step.options())
-    except Exception:
-        store.clear(key)  # the engine's control flow (an interrupt): it reruns the step
+    except BaseException as exc:
+        step.interrupted(exc)
         raise
     step.settle(outcome, text)
     return outcome
@@ -441,7 +558,10 @@ async def arun_durably(
     step = _step(
         store, key, tool, arguments, effect, policy, loop, verify, honours_key, passthrough, history
     )
-    replay, record = step.plan()
+    planned = step.plan()
+    if isinstance(planned, ToolFailure):
+        return planned
+    replay, record = planned
     if replay is Replay.REUSE and record is not None:
         return Recorded(record.result or "")
     if replay is Replay.REPORT:
@@ -452,8 +572,8 @@ async def arun_durably(
             return early
     try:
         outcome = await aexecute(thunk, **step.options())
-    except Exception:
-        store.clear(key)  # the engine's control flow (an interrupt): it reruns the step
+    except BaseException as exc:
+        step.interrupted(exc)
         raise
     step.settle(outcome, text)
     return outcome
