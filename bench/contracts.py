@@ -6,7 +6,7 @@ results, and prints recall per class (any violation, and the class's own code),
 the false-positive rate on the held-out clean results (target <= 2%), and
 mining and checking throughput (target >= 10,000 results/s).
 
-    /tmp/devenv/v/bin/python bench/contracts.py [--per-tool 600] [--train 400] [--seed N]
+    ./dev python bench/contracts.py [--per-tool 600] [--train 400] [--seed N]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ under LangChain's ``ToolRetryMiddleware()`` with its defaults and under
 (LangChain's ``time.sleep`` is recorded, toolmend runs under ``testing()``), so
 the whole table takes seconds.  Run::
 
-    /tmp/devenv/v/bin/python bench/faults.py [--calls 1000] [--seed 0]
+    ./dev python bench/faults.py [--calls 1000] [--seed 0]
 
 Scenarios: (a) lost reply on a write (the write commits, then the call times
 out), on every attempt or on the first only; (b) reads failing their first k

@@ -8,7 +8,7 @@ names the violations and the recovery tools the agent has), and an error page
 from a text tool (an advisory block appended).  Finally a pydantic return type
 declares a contract with no recorded traffic at all.
 
-    /tmp/devenv/v/bin/python examples/contracts_receipt.py
+    ./dev python examples/contracts_receipt.py
 
 The adapters (LangChain, Agents SDK, MCP) deliver the same receipt in place of
 the tool result when given ``contracts=``; this script uses the core API alone.

@@ -107,43 +107,10 @@ def test_integrations_export_what_adapters_need_and_no_more() -> None:
     assert "cap" not in allowed
 
 
-def test_renamed_names_are_deprecated_aliases() -> None:
-    with pytest.warns(
-        DeprecationWarning, match=r"toolmend\.inspect is deprecated; use toolmend\.classify_result"
-    ):
-        assert toolmend.inspect is toolmend.classify_result  # type: ignore[attr-defined]
-    with pytest.warns(
-        DeprecationWarning, match=r"toolmend\.guard is deprecated; use toolmend\.fail_soft"
-    ):
-        assert toolmend.guard is toolmend.fail_soft  # type: ignore[attr-defined]
-    with pytest.warns(DeprecationWarning, match="stub_superseded_failures"):
-        stub = toolmend.stub_superseded  # type: ignore[attr-defined]
-    assert stub is toolmend.integrations.stub_superseded_failures
-    assert "inspect" not in toolmend.__all__
-    assert "guard" not in toolmend.__all__
-
-
-def test_moved_names_still_work_at_the_top_level_with_a_warning() -> None:
-    moved = [
-        "execute",
-        "aexecute",
-        "CallContext",
-        "Observation",
-        "RunRegistry",
-        "RunState",
-        "ResultFailed",
-        "validation_details",
-        "runtime_note",
-        "cap_error",
-        "format_arguments",
-        "effect_from_mcp",
-        "compose_note",
-    ]
-    for name in moved:
-        assert name not in toolmend.__all__
-        with pytest.warns(DeprecationWarning, match=f"toolmend.{name} is deprecated; import it"):
-            value = getattr(toolmend, name)
-        assert value is getattr(toolmend.integrations, name)
+def test_no_old_names_are_kept() -> None:
+    """Nothing was ever published: no aliases for names that moved or were renamed."""
+    for name in ("inspect", "guard", "stub_superseded", "execute", "CallContext", "cap_error"):
+        assert not hasattr(toolmend, name)
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
         _ = toolmend.nothing_here  # type: ignore[attr-defined]
 

@@ -1,6 +1,6 @@
 """Build the detection corpus from errors raised by the real libraries.
 
-Run: /tmp/devenv/v/bin/python tests/core/corpus/generate.py
+Run: ./dev python tests/core/corpus/generate.py
 
 Every failure text here is produced by running the code that produces it in
 practice: a loopback HTTP server (127.0.0.1 only) answering 4xx/5xx to httpx,
