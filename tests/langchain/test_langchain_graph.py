@@ -72,7 +72,7 @@ async def test_hand_built_graph_retries_and_delivers_c3(asynchronous: bool) -> N
 
 def test_tool_node_refuses_its_own_wrappers() -> None:
     with pytest.raises(TypeError, match="wrap_tool_call"):
-        tool_node([], wrap_tool_call=lambda r, h: h(r))
+        tool_node([], node_options={"wrap_tool_call": lambda r, h: h(r)})
 
 
 def test_hook_without_messages() -> None:

@@ -12,11 +12,13 @@ from .graph import pre_model_hook, tool_node
 from .middleware import ToolMendMiddleware
 from .model_side import Rewritten, rewrite_messages
 from .records import KEY, reports
+from .tool_side import ToolSideOptions
 
 __all__ = [
     "KEY",
     "Rewritten",
     "ToolMendMiddleware",
+    "ToolSideOptions",
     "pre_model_hook",
     "reports",
     "rewrite_messages",

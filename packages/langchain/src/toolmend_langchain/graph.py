@@ -9,16 +9,15 @@ custom model node) gives the model the delivery form through
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
 
-from toolmend import ContextPolicy, Effect, Form, RetryPolicy
-from toolmend.contracts import Contracts
+from toolmend import ContextPolicy, Form
 
 from .model_side import rewrite_messages
-from .tool_side import LoopGuardSpec, Verify, configure
+from .tool_side import ToolSideOptions, configure
 
 __all__ = ["pre_model_hook", "tool_node"]
 
@@ -27,15 +26,8 @@ def tool_node(
     tools: Sequence[BaseTool | Callable[..., Any]],
     *,
     form: Form | str = Form.C3,
-    effects: Mapping[str, Effect | str] | None = None,
-    retry: RetryPolicy | None = None,
-    loop_guard: LoopGuardSpec = True,
-    contracts: Contracts | None = None,
-    client: str | None = None,
-    verify: Mapping[str, Verify] | None = None,
-    idempotency_keys: Mapping[str, str] | None = None,
-    malformed_calls: bool = True,
-    **node_options: Any,
+    node_options: Mapping[str, Any] | None = None,
+    **options: Unpack[ToolSideOptions],
 ) -> ToolNode:
     """A ``ToolNode`` with toolmend's tool side; ``node_options`` go to ``ToolNode``.
 
@@ -48,31 +40,23 @@ def tool_node(
     Args:
         tools: The tools, as for ``ToolNode``.
         form: See :class:`~toolmend_langchain.ToolMendMiddleware`.
-        effects: See :class:`~toolmend_langchain.ToolMendMiddleware`.
-        retry: See :class:`~toolmend_langchain.ToolMendMiddleware`.
-        loop_guard: See :class:`~toolmend_langchain.ToolMendMiddleware`.
-        contracts: See :class:`~toolmend_langchain.ToolMendMiddleware`.
-        client: See :class:`~toolmend_langchain.ToolMendMiddleware`.
-        verify: See :class:`~toolmend_langchain.ToolMendMiddleware`.
-        idempotency_keys: See :class:`~toolmend_langchain.ToolMendMiddleware`.
-        malformed_calls: Check arguments against each tool's schema before it runs.
-        **node_options: Passed to ``ToolNode``.
+        node_options: Keyword arguments for ``ToolNode`` itself.
+        **options: The tool step's settings, as for
+            :class:`~toolmend_langchain.ToolMendMiddleware` (``ToolSideOptions``).
 
     Returns:
         The node.
 
     Raises:
-        TypeError: ``wrap_tool_call`` or ``awrap_tool_call`` was passed.
+        TypeError: ``wrap_tool_call`` or ``awrap_tool_call`` was passed, or an
+            unknown option.
     """
+    passed = dict(node_options or {})
     for taken in ("wrap_tool_call", "awrap_tool_call"):
-        if taken in node_options:
+        if taken in passed:
             raise TypeError(f"tool_node() sets {taken} itself")
-    side = configure(
-        form=form, effects=effects, retry=retry, loop_guard=loop_guard, contracts=contracts,
-        client=client, verify=verify, idempotency_keys=idempotency_keys,
-        malformed_calls=malformed_calls,
-    )  # fmt: skip
-    return ToolNode(tools, wrap_tool_call=side.call, awrap_tool_call=side.acall, **node_options)
+    side = configure(form=form, **options)
+    return ToolNode(tools, wrap_tool_call=side.call, awrap_tool_call=side.acall, **passed)
 
 
 def pre_model_hook(

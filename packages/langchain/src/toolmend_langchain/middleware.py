@@ -14,8 +14,8 @@ judged unsafe to repeat is repeated by neither.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, Unpack
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -27,13 +27,12 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from toolmend import ContextPolicy, Effect, Form, RetryPolicy
-from toolmend.contracts import Contracts
+from toolmend import ContextPolicy, Form
 
 from .durable import store_for
 from .malformed import mend_response
 from .model_side import Rewritten, attach_report, rewrite_messages
-from .tool_side import LoopGuardSpec, Verify, configure
+from .tool_side import ToolSideOptions, configure
 
 __all__ = ["ToolMendMiddleware"]
 
@@ -56,31 +55,9 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             after the results; ``c1`` appends the next step to the result;
             ``c2``/``c4`` replace the failed call with the note; ``off`` only
             records.  The request is rewritten, never the graph state.
-        effects: Each tool's side effects (``read_only``, ``idempotent``,
-            ``write``); an undeclared tool is treated as a write and is never
-            repeated automatically.
-        retry: The :class:`toolmend.RetryPolicy` of the tool step (``None``: the
-            default policy, which retries only calls that are safe to repeat).
-        loop_guard: A :class:`toolmend.LoopGuard` used as a template (each call
-            gets a fresh one rebuilt from the run's messages), a factory,
-            ``True`` for the defaults, or ``None``/``False`` to turn it off.
-        contracts: Outcome contracts (``toolmend.contracts.Contracts``) that
-            successful results are checked against; a violation reaches the
-            model as the core's receipt.
-        client: The name of the client the model runs in, for the detector's
-            client-specific rules (``None``: none).
-        verify: Tool name to a hook ``(call, exc) -> True/False/None`` that tells
-            whether a failed write landed, asked before repeating it.
-        idempotency_keys: Tool name to the parameter that receives the call's
-            idempotency key (the same on every attempt); the tool is then taken
-            to honour it, so its repeats are safe.
-        malformed_calls: On by default: a call to a tool that does not exist, or
-            with arguments that are not a JSON object or break the tool's
-            schema, is answered with a fixable error instead of the framework's
-            own handling (which ends the run for unparseable arguments);
-            arguments with exactly one repair (a trailing comma, brackets left
-            open) run repaired, and the repair is recorded on the AI message.
-            ``False`` leaves all of that to LangChain.
+        **options: The tool step's settings, :class:`ToolSideOptions`: ``effects``,
+            ``retry``, ``loop_guard``, ``contracts``, ``client``, ``verify``,
+            ``idempotency_keys``, ``malformed_calls``.
         durable: A ``SqliteSaver``, a ``PostgresSaver`` or a
             ``toolmend.durable.StepStore`` that makes calls survive crashes and
             replays: a "started" record in that database before each call, a key
@@ -100,34 +77,20 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self,
         form: Form | str = Form.C3,
         *,
-        effects: Mapping[str, Effect | str] | None = None,
-        retry: RetryPolicy | None = None,
-        loop_guard: LoopGuardSpec = True,
-        contracts: Contracts | None = None,
-        client: str | None = None,
-        verify: Mapping[str, Verify] | None = None,
-        idempotency_keys: Mapping[str, str] | None = None,
-        malformed_calls: bool = True,
         durable: Any = None,
         context: ContextPolicy | None = None,
+        **options: Unpack[ToolSideOptions],
     ) -> None:
         super().__init__()
         self.context = context
         self.tools = []
         self.form = Form.parse(form)
-        self.client = client
-        self.malformed_calls = malformed_calls
+        self.client = options.get("client")
+        self.malformed_calls = options.get("malformed_calls", True)
         self._tool_side = configure(
             form=self.form,
-            effects=effects,
-            retry=retry,
-            loop_guard=loop_guard,
-            contracts=contracts,
-            client=client,
-            verify=verify,
-            idempotency_keys=idempotency_keys,
-            malformed_calls=malformed_calls,
             durable=store_for(durable) if durable is not None else None,
+            **options,
         )
         factory = self._tool_side.loop_guard
         self._stub_superseded = bool(factory is not None and factory().stub_superseded)

@@ -20,7 +20,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp, is_invalid_resume
@@ -47,7 +47,14 @@ from .durable import key_of
 from .malformed import schema_errors
 from .records import failure_message, failure_record, record_of, verdict_from_record, with_record
 
-__all__ = ["LoopGuardSpec", "ToolSide", "configure", "loop_factory", "loop_from_messages"]
+__all__ = [
+    "LoopGuardSpec",
+    "ToolSide",
+    "ToolSideOptions",
+    "configure",
+    "loop_factory",
+    "loop_from_messages",
+]
 
 log = logging.getLogger("toolmend.langchain")
 
@@ -56,6 +63,50 @@ Handler = Callable[[ToolCallRequest], ToolResult]
 AsyncHandler = Callable[[ToolCallRequest], Awaitable[ToolResult]]
 Verify = Callable[[CallContext, BaseException], Any]
 LoopGuardSpec = LoopGuard | Callable[[], LoopGuard] | bool | None
+
+
+class ToolSideOptions(TypedDict, total=False):
+    """The tool step's settings, the same for ``ToolMendMiddleware`` and ``tool_node``.
+
+    One typed definition, so that a setting is added, documented and checked in one
+    place (``**options: Unpack[ToolSideOptions]``).
+
+    Attributes:
+        effects: Each tool's side effects (``read_only``, ``idempotent``, ``write``);
+            an undeclared tool is treated as a write and is never repeated
+            automatically.
+        retry: The :class:`toolmend.RetryPolicy` of the tool step (``None``: the
+            default policy, which retries only calls that are safe to repeat).
+        loop_guard: A :class:`toolmend.LoopGuard` used as a template (each call gets
+            a fresh one rebuilt from the run's messages), a factory, ``True`` for the
+            defaults, or ``None``/``False`` to turn it off.
+        contracts: Outcome contracts (``toolmend.contracts.Contracts``) that
+            successful results are checked against; a violation reaches the model
+            as the core's receipt.
+        client: The name of the client the model runs in, for the detector's
+            client-specific rules (``None``: none).
+        verify: Tool name to a hook ``(call, exc) -> True/False/None`` that tells
+            whether a failed write landed, asked before repeating it.
+        idempotency_keys: Tool name to the parameter that receives the call's
+            idempotency key (the same on every attempt); the tool is then taken to
+            honour it, so its repeats are safe.
+        malformed_calls: On by default: a call to a tool that does not exist, or
+            with arguments that are not a JSON object or break the tool's schema,
+            is answered with a fixable error instead of the framework's own
+            handling (which ends the run for unparseable arguments); arguments with
+            exactly one repair (a trailing comma, brackets left open) run repaired,
+            and the repair is recorded on the AI message.  ``False`` leaves all of
+            that to LangChain.
+    """
+
+    effects: Mapping[str, Effect | str] | None
+    retry: RetryPolicy | None
+    loop_guard: LoopGuardSpec
+    contracts: Contracts | None
+    client: str | None
+    verify: Mapping[str, Verify] | None
+    idempotency_keys: Mapping[str, str] | None
+    malformed_calls: bool
 
 
 def loop_factory(spec: LoopGuardSpec) -> Callable[[], LoopGuard] | None:
@@ -472,26 +523,30 @@ def _replayed(call: _Call, outcome: Recorded, effect_source: str, form: Form) ->
 def configure(
     *,
     form: Form | str = Form.C3,
-    effects: Mapping[str, Effect | str] | None = None,
-    retry: RetryPolicy | None = None,
-    loop_guard: LoopGuardSpec = True,
-    contracts: Contracts | None = None,
-    client: str | None = None,
-    verify: Mapping[str, Verify] | None = None,
-    idempotency_keys: Mapping[str, str] | None = None,
-    malformed_calls: bool = True,
     durable: StepStore | None = None,
+    **options: Unpack[ToolSideOptions],
 ) -> ToolSide:
-    """Validate the user's settings once, when the middleware or node is built."""
+    """Validate the user's settings once, when the middleware or node is built.
+
+    Raises:
+        TypeError: An option that :class:`ToolSideOptions` does not name.
+    """
+    unknown = sorted(set(options) - set(ToolSideOptions.__annotations__))
+    if unknown:
+        raise TypeError(f"unexpected option(s) for toolmend's tool step: {', '.join(unknown)}")
+    retry = options.get("retry")
+    contracts = options.get("contracts")
     return ToolSide(
         form=Form.parse(form),
-        effects={name: Effect.parse(effect) for name, effect in (effects or {}).items()},
+        effects={
+            name: Effect.parse(effect) for name, effect in (options.get("effects") or {}).items()
+        },
         retry=retry if retry is not None else RetryPolicy(),
-        loop_guard=loop_factory(loop_guard),
+        loop_guard=loop_factory(options.get("loop_guard", True)),
         contracts=ContractCheck(contracts) if contracts is not None else None,
-        client=client,
-        verify=dict(verify or {}),
-        keys=dict(idempotency_keys or {}),
-        malformed_calls=malformed_calls,
+        client=options.get("client"),
+        verify=dict(options.get("verify") or {}),
+        keys=dict(options.get("idempotency_keys") or {}),
+        malformed_calls=options.get("malformed_calls", True),
         durable=durable,
     )
