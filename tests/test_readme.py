@@ -1,13 +1,18 @@
-"""Every ```python block of every README (the repository's and each package's) runs as written.
+"""Every ```python block of every README (the repository's and each package's) and of
+every page of the documentation site (docs/) runs as written.
 
-All of them run offline: scripted models, in-memory MCP servers.  The one block that
-starts an MCP server over stdio is run by tests/openai_agents/test_oa_readme.py, which
-checks its exact output; it is left out here so that no block runs twice.
+All of them run offline: scripted models, in-memory MCP servers.  The blocks that
+start an MCP server over stdio are run by tests/openai_agents/test_oa_readme.py, which
+checks their exact output; they are left out here so that no block runs twice.  A block
+that only includes a file (``--8<-- "examples/x.py"``, pymdownx.snippets) is that
+file's, which its own test runs.
 """
 
 from __future__ import annotations
 
+import logging
 import re
+import sys
 from pathlib import Path
 
 import mcp.client.stdio  # noqa: F401  (see below)
@@ -28,13 +33,25 @@ READMES = [
     "packages/engine/README.md",
     "packages/dbos/README.md",
 ]
-# (README, a text its block holds): blocks that another test runs.
-RUN_ELSEWHERE = [("packages/openai_agents/README.md", "RecoveringServer(")]
+# The documentation site's pages; their code is held to the same standard.
+DOCS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))
+# (README or page, a text its block holds): blocks that another test runs.
+RUN_ELSEWHERE = [
+    ("packages/openai_agents/README.md", "RecoveringServer("),
+    ("docs/getting-started/openai-agents.md", "RecoveringServer("),
+]
+
+
+def included(block: str) -> bool:
+    """Whether a block only includes files (pymdownx.snippets), holding no code of its own."""
+    lines = [line.strip() for line in block.splitlines() if line.strip()]
+    return bool(lines) and all(line.startswith("--8<--") for line in lines)
 
 
 def python_blocks(readme: str) -> list[str]:
     text = (ROOT / readme).read_text(encoding="utf-8")
-    return re.findall(r"```python\n(.*?)```", text, re.S)
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    return [block for block in blocks if not included(block)]
 
 
 def run_elsewhere(readme: str, block: str) -> bool:
@@ -43,7 +60,7 @@ def run_elsewhere(readme: str, block: str) -> bool:
 
 BLOCKS = [
     (readme, index, block)
-    for readme in READMES
+    for readme in READMES + DOCS
     for index, block in enumerate(python_blocks(readme))
     if not run_elsewhere(readme, block)
 ]
@@ -59,6 +76,10 @@ def test_each_block_run_elsewhere_is_exactly_one_block() -> None:
         assert len([b for b in python_blocks(readme) if marker in b]) == 1
 
 
+def test_the_docs_hold_code_that_runs() -> None:
+    assert len([page for page in DOCS if python_blocks(page)]) >= 5
+
+
 def test_the_readme_has_the_three_quickstarts() -> None:
     assert len(python_blocks("README.md")) == 3
 
@@ -70,5 +91,24 @@ def test_readme_block_runs(
     readme: str, index: int, block: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = compile(block, f"{readme} block {index}", "exec")
-    exec(code, {"__name__": f"readme_block_{index}"})
+    captured = (sys.stdout, sys.stderr)
+    try:
+        exec(code, {"__name__": f"readme_block_{index}"})
+    finally:
+        release_captured_streams(captured)
     assert capsys.readouterr().out
+
+
+def release_captured_streams(captured: tuple[object, ...]) -> None:
+    """Point logging handlers a block bound to ``capsys``'s streams back at the real stderr.
+
+    A library that sets up its console handler once per process (DBOS does) binds it to
+    the stream of the block that ran first; that stream closes with its test, and the
+    next block to log through the handler (the same quickstart on a README and on a
+    docs page) would fail on a closed file.
+    """
+    loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
+    for logger in loggers:
+        for handler in getattr(logger, "handlers", []):
+            if isinstance(handler, logging.StreamHandler) and handler.stream in captured:
+                handler.setStream(sys.__stderr__)
