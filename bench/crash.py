@@ -10,8 +10,8 @@ checkpoint).  Three more points break toolmend's step store or the tool instead:
 ``begin`` (the store fails before the tool runs: the "started" record cannot be
 written, so nothing runs and the model is told to call again), and two that break
 something after the effect, then kill the worker once the tool step returned:
-``store`` (every statement of toolmend's step store fails, as on a full disk or a
-database locked by another process, from the effect until the tool returns) and
+``store`` (the first statement of toolmend's step store after the effect fails, as
+on a full disk or a database locked by another process) and
 ``raise`` (the tool raises ``PermissionError`` after its effect).  A worker whose
 run raises resumes it from the checkpoint, as a job runner would.  The driver
 restarts dead workers (forked from a parent that has imported everything, so a
@@ -170,11 +170,14 @@ def die() -> None:
 
 
 class StoreOutage:
-    """Makes toolmend's step store fail in this worker while ``down`` is set.
+    """Makes the next statement of toolmend's step store fail in this worker.
 
-    Installed once per worker process: every ``SqlStepStore.execute`` raises as SQLite
-    does on a full disk.  ``broken`` names the call whose tool step broke something
-    after its effect; the step's end kills the worker for it.
+    Installed once per worker process: while ``down`` is set, the next
+    ``SqlStepStore.execute`` raises as SQLite does on a full disk or a locked file, and
+    the store is back for the statements after it (the error that erased the record
+    before issue 29 was fixed was one failed statement, then a successful delete).
+    ``broken`` names the call whose tool step broke something after its effect; the
+    step's end kills the worker for it.
     """
 
     down = False
@@ -188,6 +191,7 @@ class StoreOutage:
 
         def execute(self: Any, sql: str, params: Any = ()) -> Any:
             if cls.down:
+                cls.down = False
                 raise sqlite3.OperationalError("disk I/O error")
             return original(self, sql, params)
 
@@ -501,12 +505,15 @@ def dbos_worker(db: Database, plan: Plan, setup: str, calls: list[str], w: int) 
     def turn(invoice: str) -> Any:
         if arm(db, plan, invoice, "begin"):
             StoreOutage.down = True
-        try:
-            result = tool(invoice)
-        finally:
-            StoreOutage.down = False
-        StoreOutage.step_returned(invoice)
-        crash_if_planned(db, plan, invoice, "returned")
+        for _ in range(3):  # as the model: told that retrying will succeed, it calls again
+            try:
+                result = tool(invoice)
+            finally:
+                StoreOutage.down = False
+            StoreOutage.step_returned(invoice)
+            crash_if_planned(db, plan, invoice, "returned")
+            if RETRY not in str(result):
+                break
         return repr(result)
 
     StoreOutage.install()
