@@ -188,8 +188,8 @@ def test_tokens_and_characters_stay_visible() -> None:
 def test_benign_text_is_unchanged() -> None:
     note = compose_note("payment_status", ARGS, "Error: HTTP Error 503: Service Unavailable", "G")
     assert note.text == (
-        "Note from the tool runtime: the last attempt called payment_status with order=77 "
-        "and it failed with: Error: HTTP Error 503: Service Unavailable\n\nG"
+        "Note from the tool runtime: the last attempt called payment_status with `order=77` "
+        "and it failed with: `Error: HTTP Error 503: Service Unavailable`\n\nG"
     )
     assert note.neutralised == ()
 
@@ -198,11 +198,13 @@ def test_megabyte_arguments_are_capped() -> None:
     plain = compose_note("search", {"query": "A" * 1_000_000}, "Error: HTTP Error 503", "G")
     assert plain.neutralised == ()
     assert plain.text == (
-        "Note from the tool runtime: the last attempt called search with query="
+        "Note from the tool runtime: the last attempt called search and it failed. "
+        'Its arguments and error are quoted below, each line behind "> ".\n'
+        "> arguments: query="
         + "A" * 794  # "query=" takes 6 of the head's 800 characters
-        + "\n[... 999056 characters omitted ...]\n"
+        + "\n> [... 999056 characters omitted ...]\n> "
         + "A" * 150
-        + " and it failed with: Error: HTTP Error 503\n\nG"
+        + "\n> error: Error: HTTP Error 503\n\nG"
     )
     hostile = compose_note("search", MEGABYTE_ARGUMENTS, "Error: HTTP Error 503", "G")
     assert len(hostile.text) < ARGS_LIMIT + 600
