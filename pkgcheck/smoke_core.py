@@ -28,8 +28,8 @@ MESSAGES = [
 ]
 NOTE = (
     "Note from the tool runtime: the last attempt called flight_status with "
-    "flight=TM-481, day=2026-12-01 and it failed with: Error: HTTP Error 503: "
-    "Service Unavailable\n\n"
+    "`flight=TM-481, day=2026-12-01` and it failed with: `Error: HTTP Error 503: "
+    "Service Unavailable`\n\n"
     "This is a temporary failure. Retrying the same call is expected to succeed."
 )
 

@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 from mcp.client.stdio import StdioServerParameters
 
+import notes
+
 PY = Path(os.environ.get("TOOLMEND_MCP_PY", "/nonexistent"))
 NPM = (
     Path(os.environ.get("TOOLMEND_MCP_NPM", "/nonexistent")) / "node_modules/@modelcontextprotocol"
@@ -122,8 +124,4 @@ def outside(path: str, allowed: Path) -> str:
     return f"Access denied - path outside allowed directories: {path} not in {allowed}"
 
 
-def note(call: str, error: str, guidance: str) -> str:
-    return (
-        f"Note from the tool runtime: the last attempt called {call} and it failed with: "
-        f"{error}\n\n{guidance}"
-    )
+note = notes.called

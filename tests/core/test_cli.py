@@ -82,8 +82,8 @@ def test_rewrite_openai_c3() -> None:
     assert doc["messages"][:3] == body["messages"]
     assert doc["messages"][3] == {
         "role": "user",
-        "content": "Note from the tool runtime: the last attempt called room_status with room=B2 "
-        "and it failed with: Error: 503 Service Unavailable\n\nThis is a temporary failure. "
+        "content": "Note from the tool runtime: the last attempt called room_status with `room=B2` "
+        "and it failed with: `Error: 503 Service Unavailable`\n\nThis is a temporary failure. "
         "Retrying the same call is expected to succeed.",
     }
     assert doc["report"]["changed"] is True
@@ -110,7 +110,7 @@ def test_rewrite_responses_uses_input_key() -> None:
             "role": "user",
             "content": "Note from the tool runtime: the last attempt called f with no arguments "
             "and it failed "
-            "with: Error: Forbidden\n\nThis cannot be fixed by retrying or by changing the "
+            "with: `Error: Forbidden`\n\nThis cannot be fixed by retrying or by changing the "
             "arguments. Tell the user what happened.",
         },
     ]

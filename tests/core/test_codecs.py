@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+import notes
 from toolmend import rewrite
 from toolmend.codecs import CODECS, Edits
 
@@ -20,10 +21,7 @@ QUESTION = "Where is parcel P-77?"
 
 
 def note(error: str, guidance: str, args: str = "parcel=P-77") -> str:
-    return (
-        "Note from the tool runtime: the last attempt called parcel_status with "
-        f"{args} and it failed with: {error}\n\n{guidance}"
-    )
+    return notes.note("parcel_status", args, error, guidance)
 
 
 # -- Responses ----------------------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+import notes
 import toolmend
 from toolmend import ContextPolicy, Kind, LoopGuard
 from toolmend.actionable import MARKER, omit_developer_steps
@@ -172,10 +173,7 @@ def test_of_a_run_of_identical_errors_only_the_first_stays_in_full() -> None:
 
 
 def _note(error: str, guidance: str, date: str = "2031-03-01") -> str:
-    return (
-        f"Note from the tool runtime: the last attempt called get_order with date={date} "
-        f"and it failed with: {error}\n\n{guidance}"
-    )
+    return notes.note("get_order", f"date={date}", error, guidance)
 
 
 def test_the_third_failure_with_the_same_error_gets_the_pile_up_note() -> None:
@@ -245,7 +243,10 @@ def test_the_note_omits_developer_steps_and_reports_them(form: str) -> None:
 
 def test_the_filter_can_be_switched_off_or_waived_per_tool() -> None:
     messages = _openai(DEV)
-    full = _note(DEV, toolmend.integrations.GUIDANCE[Kind.UNRECOVERABLE], "2031-01-01")
+    full = (  # the error holds a backtick, so its fence is two
+        "Note from the tool runtime: the last attempt called get_order with `date=2031-01-01` "
+        f"and it failed with: ``{DEV}``\n\n{toolmend.integrations.GUIDANCE[Kind.UNRECOVERABLE]}"
+    )
     for policy in (
         ContextPolicy(filter_steps=False),
         ContextPolicy(agent_steps={"get_order"}),

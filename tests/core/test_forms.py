@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+import notes
 from toolmend import Form, Kind, rewrite
 
 TRANSIENT = "This is a temporary failure. Retrying the same call is expected to succeed."
@@ -47,10 +48,7 @@ def tool(cid: str, content: Any) -> dict[str, Any]:
 def note(
     error: str, guidance: str, name: str = "flight_status", args: str = "flight=AB12, day=3"
 ) -> str:
-    return (
-        f"Note from the tool runtime: the last attempt called {name} with {args} "
-        f"and it failed with: {error}\n\n{guidance}"
-    )
+    return notes.note(name, args, error, guidance)
 
 
 def single(error: str) -> list[dict[str, Any]]:
@@ -312,6 +310,31 @@ def test_error_text_is_stripped_in_the_note() -> None:
     error = "\n  Error: Service Unavailable  \n"
     result = rewrite(single(error), "c3")
     assert result.messages[-1]["content"] == note("Error: Service Unavailable", TRANSIENT)
+
+
+def test_an_error_of_several_lines_follows_the_sentence_each_line_quoted() -> None:
+    error = (
+        "Traceback (most recent call last):\n"
+        '  File "app.py", line 3, in <module>\n'
+        "TimeoutError: upstream timed out"
+    )
+    result = rewrite(single(error), "c3")
+    assert result.messages[-1]["content"] == (
+        "Note from the tool runtime: the last attempt called flight_status with "
+        "`flight=AB12, day=3` and it failed with:\n"
+        "> Traceback (most recent call last):\n"
+        '>   File "app.py", line 3, in <module>\n'
+        "> TimeoutError: upstream timed out\n\n" + TRANSIENT
+    )
+
+
+def test_backticks_in_the_error_get_a_longer_fence() -> None:
+    error = "Error: unknown field `fligth`; did you mean `flight`?"
+    result = rewrite(single(error), "c3")
+    assert result.messages[-1]["content"] == (
+        "Note from the tool runtime: the last attempt called flight_status with "
+        f"`flight=AB12, day=3` and it failed with: ``{error}``\n\n{FIXABLE}"
+    )
 
 
 def test_arguments_keep_call_order_and_compact_json() -> None:

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
 
 import pytest
 
-from hostile import HOSTILE, LEAD, MEGABYTE_ARGUMENTS
+from hostile import (
+    ARGS,
+    CODECS,
+    HOSTILE,
+    LEAD,
+    MEGABYTE_ARGUMENTS,
+    added_texts,
+    conversation,
+    strings,
+)
 from toolmend import Form, rewrite
 from toolmend.guidance import ARGS_LIMIT, STEP_LIMIT
 from toolmend.integrations import compose_note
@@ -25,71 +33,6 @@ UNSAFE_CHARS = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200b\ud800-\udfff]"
 )
 FORMS = ["off", "c1", "c2", "c3", "c4"]
-CODECS = ["openai", "responses", "anthropic"]
-QUESTION = "Please check the payment status of order 77."
-ARGS = {"order": "77"}
-
-
-def conversation(codec: str, errors: list[str], args: Any = ARGS) -> list[dict[str, Any]]:
-    ids = [f"call_{i}" for i in range(len(errors))]
-    if codec == "openai":
-        calls = [
-            {"id": i, "type": "function", "function": {"name": "payment_status", "arguments": args}}
-            for i in ids
-        ]
-        return [
-            {"role": "user", "content": QUESTION},
-            {"role": "assistant", "content": None, "tool_calls": calls},
-            *(
-                {"role": "tool", "tool_call_id": i, "content": e}
-                for i, e in zip(ids, errors, strict=True)
-            ),
-        ]
-    if codec == "responses":
-        return [
-            {"role": "user", "content": QUESTION},
-            *(
-                {"type": "function_call", "call_id": i, "name": "payment_status", "arguments": args}
-                for i in ids
-            ),
-            *(
-                {"type": "function_call_output", "call_id": i, "output": e}
-                for i, e in zip(ids, errors, strict=True)
-            ),
-        ]
-    uses = [{"type": "tool_use", "id": i, "name": "payment_status", "input": args} for i in ids]
-    results = [
-        {"type": "tool_result", "tool_use_id": i, "content": e, "is_error": True}
-        for i, e in zip(ids, errors, strict=True)
-    ]
-    return [
-        {"role": "user", "content": QUESTION},
-        {"role": "assistant", "content": uses},
-        {"role": "user", "content": results},
-    ]
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
-def added_texts(before: Any, after: Any) -> list[str]:
-    """What the rewrite wrote: new strings, less any old string they extend."""
-    old = _strings(before)
-    known = set(old)
-    added = []
-    for text in _strings(after):
-        if text in known or text in ("text", "input_text", "user", "message"):
-            continue
-        prefix = max((o for o in old if text.startswith(o)), key=len, default="")
-        added.append(text[len(prefix) :])
-    return added
 
 
 def note_bodies(note: str) -> tuple[list[str], list[str]]:
@@ -188,8 +131,8 @@ def test_tokens_and_characters_stay_visible() -> None:
 def test_benign_text_is_unchanged() -> None:
     note = compose_note("payment_status", ARGS, "Error: HTTP Error 503: Service Unavailable", "G")
     assert note.text == (
-        "Note from the tool runtime: the last attempt called payment_status with order=77 "
-        "and it failed with: Error: HTTP Error 503: Service Unavailable\n\nG"
+        "Note from the tool runtime: the last attempt called payment_status with `order=77` "
+        "and it failed with: `Error: HTTP Error 503: Service Unavailable`\n\nG"
     )
     assert note.neutralised == ()
 
@@ -198,11 +141,13 @@ def test_megabyte_arguments_are_capped() -> None:
     plain = compose_note("search", {"query": "A" * 1_000_000}, "Error: HTTP Error 503", "G")
     assert plain.neutralised == ()
     assert plain.text == (
-        "Note from the tool runtime: the last attempt called search with query="
+        "Note from the tool runtime: the last attempt called search and it failed. "
+        'Its arguments and error are quoted below, each line behind "> ".\n'
+        "> arguments: query="
         + "A" * 794  # "query=" takes 6 of the head's 800 characters
-        + "\n[... 999056 characters omitted ...]\n"
+        + "\n> [... 999056 characters omitted ...]\n> "
         + "A" * 150
-        + " and it failed with: Error: HTTP Error 503\n\nG"
+        + "\n> error: Error: HTTP Error 503\n\nG"
     )
     hostile = compose_note("search", MEGABYTE_ARGUMENTS, "Error: HTTP Error 503", "G")
     assert len(hostile.text) < ARGS_LIMIT + 600
@@ -249,7 +194,7 @@ def test_one_hundred_failures_share_one_bounded_note(form: str, codec: str) -> N
     )
     assert SPECIAL.search(written) is None
     if form != "c3":
-        kept_results = [s for s in _strings(result.messages) if s in errors]
+        kept_results = [s for s in strings(result.messages) if s in errors]
         assert kept_results == errors[:left_out]
 
 

@@ -154,7 +154,7 @@ async def test_concurrent_calls_under_testing_each_have_their_own_clock() -> Non
 def test_a_call_without_arguments_reads_naturally_in_the_note() -> None:
     assert toolmend.integrations.runtime_note("list_rooms", {}, "Error: HTTP Error 503", "G") == (
         "Note from the tool runtime: the last attempt called list_rooms with no arguments "
-        "and it failed with: Error: HTTP Error 503\n\nG"
+        "and it failed with: `Error: HTTP Error 503`\n\nG"
     )
     assert toolmend.integrations.runtime_note(
         "ping", None, "Error: HTTP Error 503", "G"

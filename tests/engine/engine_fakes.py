@@ -45,9 +45,8 @@ FAILED: list[Any] = [
     {"role": "tool", "tool_call_id": "c1", "content": "Error: 503 Service Unavailable"},
 ]
 NOTE = (
-    "Note from the tool runtime: the last attempt called get_order with order_id=ORD-1 "
-    "and it failed "
-    "with: Error: 503 Service Unavailable\n\n"
+    "Note from the tool runtime: the last attempt called get_order with `order_id=ORD-1` "
+    "and it failed with: `Error: 503 Service Unavailable`\n\n"
     "This is a temporary failure. Retrying the same call is expected to succeed."
 )
 

@@ -63,8 +63,8 @@ def test_serve_filters_the_developer_step_in_the_note() -> None:
     )
     assert "gcloud" not in prepared.prompt
     assert (
-        "failed with: Error: 401 Unauthorized: token expired. "
-        "[a step for the developer was omitted]"
+        "failed with: `Error: 401 Unauthorized: token expired. "
+        "[a step for the developer was omitted]`"
     ) in prepared.prompt
     assert prepared.report.detections[0].omitted == ("Run `gcloud auth login` to log in again.",)
 

@@ -26,8 +26,9 @@ from toolmend.integrations import GUIDANCE
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "langchain_agent.py"
 NOTE = (
     "Note from the tool runtime: the last attempt called book_table with "
-    "restaurant=Fiskeriet, time=19:00, people=2 and it failed with: Tool 'book_table' failed "
-    "after 1 attempt with PermissionError: this API key may read bookings but not create them"
+    "`restaurant=Fiskeriet, time=19:00, people=2` and it failed with:\n> Tool 'book_table' "
+    "failed after 1 attempt with PermissionError: this API key may read bookings but not create "
+    "them"
 )
 
 
@@ -120,7 +121,7 @@ def test_example_offline(capsys: pytest.CaptureFixture[str]) -> None:
         "tool get_weather [success]: Oslo: 14°C, light rain",
     ]
     assert "Note from the tool runtime" not in transcript
-    assert sent.splitlines()[1].startswith("human: " + NOTE)
+    assert "\n".join(sent.splitlines()[1:3]).startswith("human: " + NOTE)
     assert records.splitlines() == [
         "toolmend reports ==",
         "get_weather: succeeded after 3 attempts",
@@ -153,7 +154,7 @@ def test_example_against_an_openai_compatible_endpoint(
         "tool_call_id": "call_w",
         "content": "Oslo: 14°C, light rain",
     }
-    assert sent[4]["content"].startswith(NOTE[NOTE.index("Tool 'book_table'") :])
+    assert sent[4]["content"].startswith(NOTE[NOTE.index("> Tool 'book_table'") + 2 :])
     assert sent[5]["content"].startswith(NOTE)
     assert sent[5]["content"].endswith("\n\n" + GUIDANCE[Kind.UNRECOVERABLE])
     out = capsys.readouterr().out

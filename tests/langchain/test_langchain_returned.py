@@ -18,13 +18,13 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from lc_support import ai, call, shape, tool_messages
 
+import notes
 from call_records import attempt, call_record
 from toolmend.retry import SleepLog
 from toolmend_langchain import ToolMendMiddleware, reports
 from toolmend_langchain.testing import ScriptedChatModel, replies
 
 UNAVAILABLE = "HTTP 503 Service Unavailable"
-NOTE = "Note from the tool runtime: the last attempt called"
 VERIFY_FIRST = (
     "This call may already have taken effect. Check whether it did before calling it again."
 )
@@ -94,8 +94,7 @@ async def test_a_write_that_returned_a_503_runs_once_and_the_model_checks_first(
         *asked,
         (
             "human",
-            f"{NOTE} transfer with amount=5, to=bob and it failed with: {UNAVAILABLE}\n\n"
-            f"{VERIFY_FIRST}",
+            notes.called("transfer with amount=5, to=bob", UNAVAILABLE, VERIFY_FIRST),
         ),
     ]
     assert shape(messages) == [*asked, ("ai", "I will check first.", ())]
@@ -128,9 +127,8 @@ async def test_an_ambiguous_failure_returned_by_an_undeclared_tool_gets_verify_f
     assert len(runs) == 1
     assert shape(model.seen[1][2:]) == [
         ("tool", "t1", None, "error", text),
-        ("human", f"{NOTE} transfer with amount=5, to=bob and it failed with: {text}\n\n"
-         f"{VERIFY_FIRST}"),
-    ]  # fmt: skip
+        ("human", notes.called("transfer with amount=5, to=bob", text, VERIFY_FIRST)),
+    ]
 
 
 def test_an_error_text_returned_as_a_success_by_a_write_gets_verify_first() -> None:
@@ -150,9 +148,8 @@ def test_an_error_text_returned_as_a_success_by_a_write_gets_verify_first() -> N
     assert runs == ["A1"]
     assert shape(model.seen[1][2:]) == [
         ("tool", "b1", "book", "success", f"Error: {UNAVAILABLE}"),
-        ("human", f"{NOTE} book with room=A1 and it failed with: Error: {UNAVAILABLE}\n\n"
-         f"{VERIFY_FIRST}"),
-    ]  # fmt: skip
+        ("human", notes.called("book with room=A1", f"Error: {UNAVAILABLE}", VERIFY_FIRST)),
+    ]
 
 
 # -- a read-only tool is retried, as when it raises ---------------------------------------
@@ -224,7 +221,7 @@ def test_a_read_only_tool_that_keeps_returning_a_503_is_told_the_retries_are_spe
     )
     assert shape(model.seen[1][2:]) == [
         ("tool", "l1", None, "error", UNAVAILABLE),
-        ("human", f"{NOTE} lookup with key=k and it failed with: {UNAVAILABLE}\n\n{spent}"),
+        ("human", notes.called("lookup with key=k", UNAVAILABLE, spent)),
     ]
     [record, _] = reports(messages)
     assert (record["attempts"], record["stop"], record["guidance"]) == (3, "attempts", spent)

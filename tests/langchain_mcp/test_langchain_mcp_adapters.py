@@ -33,6 +33,7 @@ from lc_support import ai, call, shape
 from mcp.client.stdio import StdioServerParameters
 from mcp_sdk import open_connection, structured
 
+import notes
 from call_records import attempt, call_record
 from toolmend import Kind
 from toolmend.integrations import GUIDANCE, VERIFY_FIRST
@@ -44,7 +45,6 @@ SERVER = Path(__file__).resolve().parents[1] / "mcp_client" / "mcp_demo_server.p
 WAYS = pytest.mark.parametrize("handled", [True, False], ids=["returned", "raised"])
 RAISED = "langchain_mcp_adapters._MCPToolExecutionError"
 """How the core names the adapter's exception (its class, under the package it comes from)."""
-NOTE = "Note from the tool runtime: the last attempt called"
 
 
 @asynccontextmanager
@@ -157,9 +157,8 @@ async def test_a_refused_call_reaches_the_model_in_form_c3(handled: bool, sleeps
     content = error_content(
         handled, "Error executing tool read_secret: Permission denied: db", "read_secret"
     )
-    note = (
-        f"{NOTE} read_secret with name=db and it failed with: {note_text(content)}\n\n"
-        f"{GUIDANCE[Kind.UNRECOVERABLE]}"
+    note = notes.called(
+        "read_secret with name=db", note_text(content), GUIDANCE[Kind.UNRECOVERABLE]
     )
     assert seen(model.seen[1]) == [
         ("human", "read the db secret"),
@@ -201,7 +200,7 @@ async def test_an_is_error_result_with_no_telling_text_is_a_failure(handled: boo
     assert (record["stop"], record["outcome_unknown"]) == ("kind", True)
     assert seen(model.seen[1])[-1] == (
         "human",
-        f"{NOTE} crash with path=a.txt and it failed with: {note_text(content)}\n\n{VERIFY_FIRST}",
+        notes.called("crash with path=a.txt", note_text(content), VERIFY_FIRST),
     )
 
 
@@ -225,6 +224,5 @@ async def test_a_write_that_met_a_503_is_not_repeated_and_gets_verify_first(
     content = error_content(handled, error, "transfer")
     assert seen(model.seen[1])[-1] == (
         "human",
-        f"{NOTE} transfer with amount=5, to=bob and it failed with: {note_text(content)}\n\n"
-        f"{VERIFY_FIRST}",
+        notes.called("transfer with amount=5, to=bob", note_text(content), VERIFY_FIRST),
     )

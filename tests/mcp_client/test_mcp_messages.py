@@ -7,6 +7,7 @@ import json
 from mcp.types import CallToolResult, ImageContent, TextContent
 from mcp_sdk import Connect
 
+import notes
 import toolmend
 from toolmend import Verdict
 from toolmend.integrations import VERIFY_FIRST
@@ -86,10 +87,7 @@ async def test_host_loop_delivers_the_true_next_step_through_rewrite(connect: Co
     )  # fmt: skip
     messages = [*openai_turn("call_1"), tool_message(result, "call_1", name="transfer")]
     rewritten = toolmend.rewrite(messages, form="c3", recorded={"call_1": verdict})
-    note = (
-        "Note from the tool runtime: the last attempt called transfer with amount=5, to=bob "
-        f"and it failed with: {ERROR_TEXT}\n\n{VERIFY_FIRST}"
-    )
+    note = notes.called("transfer with amount=5, to=bob", ERROR_TEXT, VERIFY_FIRST)
     assert rewritten.messages == [*messages, {"role": "user", "content": note}]
     findings = findings_of(result)
     assert findings is not None

@@ -20,6 +20,7 @@ from mcp_sdk import (
     structured,
 )
 
+import notes
 from call_records import attempt
 from toolmend import Kind, LoopGuard, RetryPolicy
 from toolmend.contracts import Contracts
@@ -184,10 +185,7 @@ async def test_a_crash_of_a_possible_write_says_check_first(connect: Connect) ->
     findings = found(result)
     assert (findings["kind"], findings["outcome_unknown"]) == ("ambiguous", True)
     assert findings["guidance"] == VERIFY_FIRST
-    assert findings["note"] == (
-        "Note from the tool runtime: the last attempt called crash with path=a.txt and it "
-        f"failed with: {CRASH}\n\n{VERIFY_FIRST}"
-    )
+    assert findings["note"] == notes.called("crash with path=a.txt", CRASH, VERIFY_FIRST)
 
 
 # -- 4. fixable: argument validation and unknown tools ----------------------------------
@@ -252,10 +250,7 @@ async def test_unknown_tool_is_fixable_and_names_the_listed_tools(connect: Conne
         "unknown-tool",
         0,
     )
-    assert findings["note"] == (
-        "Note from the tool runtime: the last attempt called refund with order=o-1 and it "
-        f"failed with: {error}\n\n{FIXABLE}"
-    )
+    assert findings["note"] == notes.called("refund with order=o-1", error, FIXABLE)
 
 
 async def test_unknown_tool_answered_by_the_server_is_fixable(connect: Connect) -> None:

@@ -11,6 +11,7 @@ import httpx
 from agents import RunConfig
 from agents.testing import ScriptedModel, assistant_message, function_call
 
+import notes
 from toolmend_openai_agents import Captured, run_config
 
 NOTE_START = "Note from the tool runtime:"
@@ -73,10 +74,7 @@ def answer_item(text: str) -> dict[str, Any]:
 
 
 def runtime_note(name: str, shown_arguments: str, error: str, guidance: str) -> str:
-    return (
-        f"Note from the tool runtime: the last attempt called {name} with {shown_arguments} "
-        f"and it failed with: {error}\n\n{guidance}"
-    )
+    return notes.note(name, shown_arguments, error, guidance)
 
 
 def line_of(fn: Any, needle: str) -> str:

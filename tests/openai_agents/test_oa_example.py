@@ -13,12 +13,18 @@ from typing import Any
 
 import pytest
 
+import notes
+
 EXAMPLE = Path(__file__).parents[2] / "examples" / "openai_agents_agent.py"
-NOTE = (
-    "Note from the tool runtime: the last attempt called book_table with "
-    "restaurant=Fiskeriet, time=19:00, people=2 and it failed with: {cause}\n\n"
+UNRECOVERABLE = (
     "This cannot be fixed by retrying or by changing the arguments. Tell the user what happened."
 )
+
+
+def _note(cause: str) -> str:
+    return notes.note(
+        "book_table", "restaurant=Fiskeriet, time=19:00, people=2", cause, UNRECOVERABLE
+    )
 
 
 def _example() -> ModuleType:
@@ -55,7 +61,7 @@ def test_example_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
             "service refused the request because this account may not create bookings.",
             "",
             "== the end of what the model was sent at its second decision ==",
-            f"user: {NOTE.format(cause=cause)}",
+            f"user: {_note(cause)}",
             "",
             "== toolmend reports ==",
             "book_table [call_booking]: failed kind=unrecoverable attempts=1 stop=kind",
@@ -146,7 +152,7 @@ def test_example_runs_against_an_openai_compatible_endpoint(
     assert messages[3:] == [
         {"role": "tool", "tool_call_id": "call_weather", "content": "Oslo: 14°C, light rain"},
         {"role": "tool", "tool_call_id": "call_booking", "content": cause},
-        {"role": "user", "content": NOTE.format(cause=cause)},
+        {"role": "user", "content": _note(cause)},
     ]
     out = capsys.readouterr().out
     assert "assistant: Oslo is rainy; no booking." in out

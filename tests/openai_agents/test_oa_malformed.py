@@ -13,6 +13,7 @@ from agents.items import ResponseFunctionToolCall
 from agents.testing import ScriptedModel, assistant_message, function_call
 from oa_support import FIXABLE, GENERIC, call_item, config, output_item, user
 
+import notes
 import toolmend_openai_agents as tm
 
 RAN: list[str] = []
@@ -46,10 +47,7 @@ def _raw(name: str, arguments: str, call_id: str) -> ResponseFunctionToolCall:
 def _note(call: str, error: str) -> dict[str, Any]:
     return {
         "role": "user",
-        "content": (
-            f"Note from the tool runtime: the last attempt called {call} and it failed with: "
-            f"{error}\n\n{FIXABLE}"
-        ),
+        "content": notes.called(call, error, FIXABLE),
     }
 
 

@@ -23,6 +23,7 @@ from .effects import Effect
 from .exceptions import ExceptionInfo, ResultFailed, classify_exception, describe_exception
 from .guidance import GUIDANCE, VERIFY_FIRST, cap_error
 from .model import Detection, Form, Kind, Source
+from .quote import literal
 
 __all__ = [
     "BUDGET_SPENT",
@@ -461,7 +462,7 @@ def _guidance(
             return DEADLINE_HINT.format(wait=duration(info.retry_after))
         return DEADLINE_SPENT.format(attempts=_attempts(attempts))
     if stop is Stop.BUDGET:
-        return BUDGET_SPENT.format(tool=tool) + hint
+        return BUDGET_SPENT.format(tool=literal(tool)) + hint
     if stop is Stop.ATTEMPTS and attempts > 1:
         return EXHAUSTED.format(attempts=attempts) + hint
     return GUIDANCE[Kind.TRANSIENT] + hint

@@ -13,7 +13,7 @@ from typing import Any
 
 from .actionable import omit_developer_steps
 from .model import Kind
-from .quote import bounded, cut, inert, reasons_of
+from .quote import bounded, cut, inert, literal, reasons_of, span
 
 __all__ = [
     "ARGS_LIMIT",
@@ -58,6 +58,8 @@ NAME_LIMIT = 200
 """A tool name restated in a note: at most this many characters."""
 NO_ARGUMENTS = "no arguments"
 """What the note says for a call without arguments ("called X with no arguments")."""
+NO_ERROR = "no error text"
+"""What the note says for a failure without text ("and it failed with: no error text")."""
 STEP_LIMIT = 16_000
 """One decision step's notes together: the last failures in full while they fit, then a count."""
 
@@ -127,9 +129,13 @@ class Note:
     """Sentences of the error left out as steps for the developer (``omit_steps``)."""
 
 
-def _quoted_lines(label: str, text: str) -> str:
-    lines = text.split("\n")
-    return "\n".join([f"> {label}: {lines[0]}", *(f"> {line}" for line in lines[1:])])
+def _quoted(text: str, label: str = "") -> str:
+    lines = text.splitlines() or [""]
+    return "\n".join([f"> {label}{lines[0]}", *(f"> {line}" for line in lines[1:])])
+
+
+def _inline(text: str, empty: str) -> str:
+    return span(text) if text else empty
 
 
 def compose_note(
@@ -137,11 +143,14 @@ def compose_note(
 ) -> Note:
     """The note of forms C2-C4, with the tool's text quoted and bounded.
 
-    For benign text this is the studies' note, verbatim.  When the name, the
-    arguments or the error hold anything that could pass for the runtime's own
-    framing or for a turn boundary, they are neutralised and quoted line by line
-    behind ``> `` instead, under a header that says so; the guidance sentence
-    stays the note's last paragraph, outside the quotation.
+    The tool's text never stands bare (see :mod:`toolmend.quote`).  When nothing
+    in it had to be neutralised and the arguments are one line, the note is the
+    studies' sentence with the arguments as a code span, and the error as a code
+    span too when it is one line, else on the lines after the sentence, each
+    behind ``> ``.  Otherwise the arguments and the error are both quoted line
+    by line behind ``> `` under a header that says so and what was marked.  The
+    tool's name is shown bare only when it is a plain identifier.  The guidance
+    sentence stays the note's last paragraph, outside the quotation.
 
     Args:
         name: the tool's name.
@@ -157,24 +166,30 @@ def compose_note(
         filtered = omit_developer_steps(error)
         error, omitted = filtered.text, filtered.omitted
     found: set[str] = set()
-    shown_name = inert((name or "the tool")[:NAME_LIMIT], found).replace("\n", "\u240a")
+    shown_name = literal(name[:NAME_LIMIT], found) if name else "the tool"
     args = bounded(format_arguments(arguments), ARGS_LIMIT, ARGS_HEAD, ARGS_TAIL)
     err = bounded(error, CAP_LIMIT, CAP_HEAD, CAP_TAIL)
     safe_guidance = inert(guidance, set())
     reasons = reasons_of(found | set(args.reasons) | set(err.reasons))
-    if not reasons:
-        return Note(
+    if not reasons and "\n" not in args.text:
+        said = (
             f"Note from the tool runtime: the last attempt called {shown_name} with "
-            f"{args.text or NO_ARGUMENTS} and it failed with: {err.text}\n\n{safe_guidance}",
-            omitted=omitted,
+            f"{_inline(args.text, NO_ARGUMENTS)} and it failed with:"
         )
+        if "\n" in err.text:
+            return Note(f"{said}\n{_quoted(err.text)}\n\n{safe_guidance}", omitted=omitted)
+        return Note(f"{said} {_inline(err.text, NO_ERROR)}\n\n{safe_guidance}", omitted=omitted)
+    marked = (
+        "; text in them that could pass for the runtime's notes or for chat control text "
+        f"was marked ({', '.join(reasons)})"
+        if reasons
+        else ""
+    )
     return Note(
         f"Note from the tool runtime: the last attempt called {shown_name} and it failed. "
-        'Its arguments and error are quoted below, each line behind "> "; text in them '
-        "that could pass for the runtime's notes or for chat control text was marked "
-        f"({', '.join(reasons)}).\n"
-        f"{_quoted_lines('arguments', args.text or NO_ARGUMENTS)}\n"
-        f"{_quoted_lines('error', err.text)}"
+        f'Its arguments and error are quoted below, each line behind "> "{marked}.\n'
+        f"{_quoted(args.text or NO_ARGUMENTS, 'arguments: ')}\n"
+        f"{_quoted(err.text or NO_ERROR, 'error: ')}"
         f"\n\n{safe_guidance}",
         reasons,
         omitted,

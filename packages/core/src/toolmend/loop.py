@@ -30,6 +30,7 @@ from .detect import Verdict
 from .guidance import GUIDANCE, cap_error
 from .model import Kind
 from .pileup import Streaks, error_class, pile_up_advice
+from .quote import literal
 
 if TYPE_CHECKING:
     from .failure import ToolFailure
@@ -233,7 +234,7 @@ class LoopGuard:
         count = self.consecutive_failures(tool)
         if count < self.max_consecutive_failures:
             return None
-        return ADVICE.format(tool=tool, count=count)
+        return ADVICE.format(tool=literal(tool), count=count)
 
     def advised(self, failure: ToolFailure) -> ToolFailure:
         """``failure`` with the run-of-failures advice appended to its guidance, when due.
@@ -296,7 +297,7 @@ class LoopGuard:
                     kind=self._last.get(tool, (now, Kind.UNRECOVERABLE))[1],
                     attempts=0,
                     cause=STOPPED.format(tool=tool, count=count),
-                    guidance=LOOP_BUDGET.format(tool=tool, count=count),
+                    guidance=LOOP_BUDGET.format(tool=literal(tool), count=count),
                     rule="loop-budget",
                     reason=f"{count} consecutive failures",
                 )

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from .model import Kind
+from .quote import literal
 
 __all__ = ["PILE_UP", "Streaks", "error_class", "pile_up_advice"]
 
@@ -54,14 +55,16 @@ def pile_up_advice(tool: str, count: int, cls: str, after: int | None) -> str | 
     """The pile-up sentence when ``count`` same-class failures reached ``after``, else None.
 
     Args:
-        tool: the tool's name, as the note names it.
+        tool: the tool's name; like the error class it is tool-controlled text, so the
+            sentence shows it bare only when it is a plain identifier
+            (:func:`toolmend.quote.literal`).
         count: consecutive failures of the tool with the error class ``cls``.
         cls: the error class (see :func:`error_class`).
         after: the threshold; ``None`` or 0 turns the rule off.
     """
     if not after or count < after:
         return None
-    return PILE_UP.format(count=count, tool=tool, error_class=cls)
+    return PILE_UP.format(count=count, tool=literal(tool), error_class=literal(cls))
 
 
 @dataclass(slots=True)

@@ -1,4 +1,4 @@
-"""Quote untrusted tool text before it is promoted into a user turn.
+r"""Quote untrusted tool text before it is promoted into a user turn.
 
 A tool result is written by whoever controls the tool's data: a web page, a
 ticket, an attacker.  The runtime note restates it in the user role, which
@@ -8,11 +8,37 @@ a turn boundary (role markers, chat-template special tokens, Anthropic-style
 tags) or hide what it says (ANSI escapes, control, bidi and invisible
 characters).
 
-Neutralising is deterministic and visible: a special token keeps its name with
-its brackets swapped for look-alikes (``<|im_end|>`` becomes ``‹|im_end|›``), a
-framing phrase gains a marker after its first word (``Note (quoted) from the
-tool runtime``), a control character becomes its printable picture (``␛``) or
-its code point (``<U+202E>``).  Benign text comes back unchanged, byte for byte.
+Two layers, two defences.
+
+- **The reading layer is defended by structure, not by a list.**  A list of
+  known phrases cannot be complete: a Cyrillic ``о`` in ``Note``, ``**Assistant**:``,
+  a role word in another language or a reworded guidance sentence passes any
+  list.  So tool text never gets a line of its own and never stands bare in our
+  sentences: on a line of our framing it is a code span (:func:`span`) whose
+  fence is one backtick longer than any run of backticks in it, so nothing in it
+  can close the span; text of more than one line goes in a block where *every*
+  line is behind ``> ``, a prefix our own framing lines never carry.  A tool
+  name, or a value such as an error class, is shown bare only when it is a plain
+  identifier (no spaces, no punctuation beyond ``_.-/``), which can hold one
+  word at most and never a sentence (:func:`literal`).  Every line break a
+  reader may honour other than ``\n`` (``\r``, ``\v``, ``\f``, ``\x1c``-``\x1e``,
+  ``\x85``, ``\u2028``, ``\u2029``) is shown as a picture or code point first, so
+  the quoting sees every line the reader sees.  The rule holds for any text,
+  however it is spelled, which is why it is structural: what the tool says stays
+  readable (backticks and ``> `` add nothing to it) and can only ever be read as
+  quoted.  A per-request marker was the alternative, but it would make every
+  note differ from request to request, breaking exact tests and prompt caches.
+- **The template layer is defended by neutralising.**  A chat template parses
+  special tokens wherever they are, quotation or not, so those are still made
+  inert: a special token keeps its name with its brackets swapped for
+  look-alikes (``<|im_end|>`` becomes ``‹|im_end|›``), a control character
+  becomes its printable picture (``␛``) or its code point (``<U+202E>``).  Our
+  exact framing phrases also gain a marker after their first word (``Note
+  (quoted) from the tool runtime``), and role markers and instruction-like text
+  are reported: these are signals for the report, not the defence.
+
+Neutralising is deterministic and visible; benign text comes back unchanged,
+byte for byte.
 """
 
 from __future__ import annotations
@@ -26,8 +52,11 @@ __all__ = [
     "bounded",
     "cut",
     "inert",
+    "literal",
     "neutralise",
+    "one_line",
     "reasons_of",
+    "span",
 ]
 
 CONTROL = "control characters"
@@ -107,6 +136,9 @@ _INSTRUCTION = re.compile(
     re.IGNORECASE,
 )
 _SWAP = str.maketrans({"<": "‹", ">": "›", "[": "⁅", "]": "⁆"})
+_BREAKS = str.maketrans({"\r": "\u240d", "\n": "\u240a"})
+_TICKS = re.compile("`+")
+_PLAIN = re.compile(r"[A-Za-z0-9_./-]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,8 +204,8 @@ def neutralise(text: str) -> Quoted:
     """``text`` with everything that could pass for framing or control text made inert.
 
     Role markers and instruction-like phrases are reported but left as written:
-    the note's quotation (each line behind ``> ``) is what keeps them from
-    starting a line of their own.
+    the note's quotation (a code span, or each line behind ``> ``) is what keeps
+    them from starting a line of their own.
     """
     found: set[str] = set()
     out = _sub(_FRAMING, inert(text, found), _mark, found, FRAMING)
@@ -214,3 +246,49 @@ def bounded(text: str, limit: int, head: int, tail: int) -> Quoted:
     if _ROLE.search(joined):
         found.add(ROLE_MARKER)
     return Quoted(joined, reasons_of(found))
+
+
+def span(text: str) -> str:
+    """``text`` as one inline code span, so that nothing in it can close the span.
+
+    The fence is one backtick longer than the longest run of backticks in the
+    text: by CommonMark's rule only a run of exactly the fence's length closes
+    it.  A text that starts or ends with a backtick or a space is padded with
+    one space each side, which CommonMark strips, so that the fence stays the
+    run it is and the text is read as written (an empty text is one space).
+    The caller keeps line breaks out (:func:`one_line`, or a block behind
+    ``> ``): a span is one line.
+
+    Args:
+        text: The text to quote, without line breaks.
+    """
+    fence = "`" * (max(map(len, _TICKS.findall(text)), default=0) + 1)
+    if not text:
+        return f"{fence} {fence}"
+    pad = " " if text[0] in "` " or text[-1] in "` " else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def one_line(text: str) -> str:
+    r"""``text`` with its remaining line breaks (``\r``, ``\n``) shown as pictures (``␍``, ``␊``).
+
+    After :func:`inert` these are the only line breaks left; a value shown
+    inside one of our sentences must not have any.
+    """
+    return text.translate(_BREAKS)
+
+
+def literal(text: str, found: set[str] | None = None) -> str:
+    """A tool-controlled value (a tool name, an error class) as our own sentences may show it.
+
+    A plain identifier (letters, digits and ``_.-/``) is shown bare: it cannot
+    hold a space, so it cannot hold a sentence or a role marker.  Anything else
+    is made inert, kept on one line and shown as a code span (:func:`span`).
+
+    Args:
+        text: The value.
+        found: Collects why the value had to be neutralised, when given.
+    """
+    if _PLAIN.fullmatch(text):
+        return text
+    return span(one_line(inert(text, found if found is not None else set())))
