@@ -221,6 +221,24 @@ def test_c3_only_adds_user_content_anthropic(messages: list[Any]) -> None:
         assert result.messages == messages
 
 
+def test_c3_keeps_a_message_it_does_not_understand_anthropic() -> None:
+    """Found by hypothesis: a ``None`` after a failed exchange was dropped by the rewrite."""
+    messages: list[Any] = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant",
+         "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                      "content": "Error: HTTP Error 503: Service Unavailable",
+                                      "is_error": True}]},
+        None,
+    ]  # fmt: skip
+    result = rewrite(messages, "c3", format="anthropic")
+    assert result.report.changed
+    _only_added_user_content(messages, result.messages)
+    assert len(result.messages) == 4
+    assert result.messages[3] is None
+
+
 def _no_internal_error(result: Any) -> None:
     bugs = [s for s in result.report.skipped if s.startswith("not understood: ") and "(" in s]
     assert bugs == [], "an internal error, not a shape the codec declined"

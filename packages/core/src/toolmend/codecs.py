@@ -585,7 +585,7 @@ class AnthropicMessages:
                 new_message = {**message, "content": blocks} if blocks else None
             elif (i, -1) in edits.appends:
                 new_message = {**message, "content": append_text(content, edits.appends[(i, -1)])}
-            if new_message is not None:
+            if new_message is not None or message is None:  # keep what we did not touch
                 out.append(new_message)
             for loc in (i, (i, -1)):
                 out.extend({"role": "user", "content": t} for t in inserts.get(loc, ()))
