@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import telemetry
+from .bounds import prune, safe_repr
 from .codecs import CODECS
 from .context import STUB, collapse_plan, read_history
 from .detect import Verdict
@@ -65,19 +66,38 @@ def canonical(arguments: Any) -> str:
     """Arguments as sorted compact JSON, so that key order and spacing don't matter.
 
     A JSON string is parsed first; values JSON cannot encode compare by ``repr``.
+    What lies beyond :mod:`toolmend.bounds` (too deep, too many values, a cycle)
+    is its marker.
+    """
+    return _canonical(arguments)[0]
+
+
+def _canonical(arguments: Any) -> tuple[str, bool]:
+    """The canonical text, and whether it is exact: nothing was beyond the bounds.
+
+    Two calls that differ only beyond the bounds have the same text, so an
+    inexact text must not refuse a call as a repeat.
     """
     value = arguments
     if isinstance(value, str | bytes | bytearray):
         try:
             value = json.loads(value)
-        except ValueError:
-            return value if isinstance(value, str) else repr(value)
+        except (ValueError, RecursionError):  # not JSON, or deeper than the parser goes
+            return (value if isinstance(value, str) else repr(value)), True
     if value is None:
         value = {}
+    shown = prune(value)
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)
+        text = json.dumps(shown, sort_keys=True, separators=(",", ":"), default=safe_repr)
     except (TypeError, ValueError):
-        return repr(value)
+        text = safe_repr(shown)
+    return text, shown is value
+
+
+def _key(tool: str, arguments: Any) -> tuple[str, str] | None:
+    """What identifies a call for exact repeats; ``None`` for arguments beyond the bounds."""
+    text, exact = _canonical(arguments)
+    return (tool, text) if exact else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,12 +284,12 @@ class LoopGuard:
         """
         from .failure import LOOP_BUDGET, ToolFailure
 
-        key = (tool, canonical(arguments))
+        key = _key(tool, arguments)
         with self._lock:
             now = self._clock()
             self._forget_old(now)
             count = self._consecutive.get(tool, 0)
-            entry = self._failed.get(key) if self.block_exact_repeats else None
+            entry = self._failed.get(key) if self.block_exact_repeats and key else None
             open_circuit = (
                 self.hard_stop
                 and count >= self.max_consecutive_failures
@@ -374,9 +394,10 @@ class LoopGuard:
             self._streaks.failed(tool, error_class(kind, error or ""))
             self._refused.pop(tool, None)
             self._last[tool] = (now, kind)
-            if kind in _BLOCKING:
+            key = _key(tool, arguments) if kind in _BLOCKING else None
+            if key is not None:
                 text = error if error is not None else f"{tool} failed ({kind.value})"
-                self._failed[(tool, canonical(arguments))] = (
+                self._failed[key] = (
                     kind,
                     text,
                     guidance if guidance is not None else GUIDANCE[kind],
