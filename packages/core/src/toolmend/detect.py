@@ -98,7 +98,7 @@ def text_of(content: Any) -> str | None:
             elif isinstance(part, Mapping):
                 kind = part.get("type", "text")
                 text = part.get("text")
-                if kind in _TEXT_PART_TYPES and isinstance(text, str):
+                if isinstance(kind, str) and kind in _TEXT_PART_TYPES and isinstance(text, str):
                     texts.append(text)
         return "\n".join(texts) if texts else (None if content else "")
     return None
