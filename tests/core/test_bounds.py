@@ -5,18 +5,35 @@ structure that holds itself.  The failure is still delivered: its record, its
 note, the loop guard's key and the span's attributes show what lies beyond
 the bounds as a marker (``…`` past the depth, ``<cycle>`` for a container met
 inside itself) instead of raising ``RecursionError`` into the agent.
+
+A tool can return a 10 MB error or a million text parts: every scan of it
+(detection, classification, the pile-up count, the developer-step filter)
+reads a bounded head and tail, and the note is the one a whole read gives.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, overload
 
 import pytest
 
 from hostile import BEYOND, CYCLE, CYCLIC_SHOWN, DEEP_SHOWN, cyclic, nest
-from toolmend import Kind, LoopGuard, ToolFailure, rewrite, testing
-from toolmend.integrations import CallContext, CallRecord, compose_note, execute
+from toolmend import (
+    ContextPolicy,
+    Kind,
+    LoopGuard,
+    ToolFailure,
+    actionable,
+    detect,
+    pileup,
+    rewrite,
+    testing,
+)
+from toolmend.actionable import WINDOW
+from toolmend.bounds import PARTS, TEXT_LIMIT
+from toolmend.integrations import PILE_UP, CallContext, CallRecord, compose_note, execute
 from toolmend.loop import canonical
 
 GUIDE = "Correct the call."
@@ -150,3 +167,134 @@ def test_a_conversation_whose_arguments_are_too_deep_to_parse_gets_its_note(code
     note = done.messages[-1]["content"]
     shown = "[" * 800 + "\n[... 199050 characters omitted ...]\n" + "]" * 150
     assert note.startswith(f"Note from the tool runtime: the last attempt called save with {shown}")
+
+
+# -- huge texts: the work does not grow with the size of one error -------------------
+
+LEAD_SENTENCE = "Error: HTTP Error 503: Service Unavailable. "
+STEP = "Run `gcloud auth login` to sign in."
+LAST_STEP = "Please contact support@example.com."
+FILLER = "The upstream service did not answer in time. "
+MARKER = "[a step for the developer was omitted]"
+TEXT_BOUND = TEXT_LIMIT + 1  # the head and tail a scan reads of a huge text, and their joint
+
+
+class Probe:
+    """Records the length of every text a scanner is handed, then scans it as before."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.seen: dict[str, int] = {}
+        self._monkeypatch = monkeypatch
+
+    def function(self, module: Any, name: str) -> None:
+        original = getattr(module, name)
+
+        def probed(text: str, *args: Any, **kwargs: Any) -> Any:
+            self._saw(name, text)
+            return original(text, *args, **kwargs)
+
+        self._monkeypatch.setattr(module, name, probed)
+
+    def pattern(self, module: Any, name: str) -> None:
+        original = getattr(module, name)
+        probe = self
+
+        class Probed:
+            def search(self, text: str, *args: Any) -> Any:
+                probe._saw(name, text)
+                return original.search(text, *args)
+
+        self._monkeypatch.setattr(module, name, Probed())
+
+    def _saw(self, name: str, text: str) -> None:
+        self.seen[name] = max(self.seen.get(name, 0), len(text))
+
+
+@pytest.fixture
+def probe(monkeypatch: pytest.MonkeyPatch) -> Probe:
+    """Every scanner of a result's text: detection, classification, pile-up, the step filter."""
+    found = Probe(monkeypatch)
+    for name in ("is_error_text", "classify_text", "_error_shaped"):
+        found.function(detect, name)
+    found.function(actionable, "sentences")
+    for name in ("_EXCEPTION", "_STATUS", "_LEADING_STATUS", "_CODE"):
+        found.pattern(pileup, name)
+    return found
+
+
+def conversation(content: Any) -> list[dict[str, Any]]:
+    call = {"id": "c1", "type": "function", "function": {"name": "fetch", "arguments": "{}"}}
+    return [
+        {"role": "user", "content": "fetch it"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": content},
+    ]
+
+
+def note_of(done: Any) -> str:
+    assert done.report.skipped == ()
+    (message,) = [m for m in done.messages[3:] if m["role"] == "user"]
+    return str(message["content"])
+
+
+def test_a_ten_megabyte_error_is_read_by_its_head_and_tail(probe: Probe) -> None:
+    """The note is the one a whole read gives; no scanner is handed more than the bounds."""
+    filler = FILLER * (10_000_000 // len(FILLER))
+    error = f"{LEAD_SENTENCE}{STEP} {filler}{LAST_STEP}"
+    done = rewrite(conversation(error), "c3", context=ContextPolicy(pile_up_after=1))
+
+    filtered = f"{LEAD_SENTENCE}{MARKER} {filler}{MARKER}"
+    cut = len(filtered) - 1500 - 400
+    quoted = f"{filtered[:1500]}\n[... {cut} characters omitted ...]\n{filtered[-400:]}"
+    piled = PILE_UP.format(count=1, tool="fetch", error_class="transient")
+    assert note_of(done) == (
+        "Note from the tool runtime: the last attempt called fetch with no arguments and it "
+        f"failed with: {quoted}\n\n{piled}"
+    )
+    (detection,) = done.report.detections
+    assert (detection.kind, detection.rule, detection.omitted) == (
+        Kind.TRANSIENT,
+        "generic",
+        (STEP, LAST_STEP),
+    )
+    assert probe.seen["sentences"] == WINDOW
+    assert max(probe.seen.values()) <= TEXT_BOUND
+    assert set(probe.seen) >= {"is_error_text", "classify_text", "_EXCEPTION", "_STATUS"}
+
+
+class Parts(Sequence[Any]):
+    """A result's content parts that count how many of them were read."""
+
+    def __init__(self, parts: list[Any]) -> None:
+        self._parts = parts
+        self.read = 0
+
+    def __len__(self) -> int:
+        return len(self._parts)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        found = self._parts[index]
+        self.read += len(found) if isinstance(index, slice) else 1
+        return found
+
+
+def test_a_result_of_a_million_parts_is_read_by_its_first_and_last_parts(probe: Probe) -> None:
+    rows = [{"type": "text", "text": f"row {n}"} for n in range(1_000_000)]
+    parts = Parts([{"type": "text", "text": LEAD_SENTENCE + STEP}, *rows])
+    done = rewrite(conversation(parts), "c3", context=ContextPolicy(collapse_resolved=True))
+
+    capped = [*parts._parts[: PARTS - PARTS // 4], *parts._parts[-PARTS // 4 :]]
+    assert note_of(done) == note_of(rewrite(conversation(capped), "c3"))
+    assert note_of(done).startswith(
+        "Note from the tool runtime: the last attempt called fetch with no arguments and it "
+        f"failed with: {LEAD_SENTENCE}{MARKER}\nrow 0\nrow 1\n"
+    )
+    assert "\nrow 748\nrow 999750\n" in "\n".join(d.error for d in done.report.detections)
+    assert parts.read <= 10 * PARTS  # each reader reads PARTS of them
+    assert max(probe.seen.values()) <= TEXT_BOUND

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .bounds import glance
 from .model import Kind
 
 __all__ = ["PILE_UP", "Streaks", "error_class", "pile_up_advice"]
@@ -37,12 +38,14 @@ def error_class(kind: Kind | None, text: str) -> str:
     """What makes two errors "the same".
 
     The exception type, else the status, else the error code, else the kind.
-    Deterministic, and blind to the values in the message.
+    Deterministic, and blind to the values in the message.  A huge text is
+    read by its head and tail (:func:`toolmend.bounds.glance`).
 
     Args:
         kind: the failure's kind, the fallback class.
         text: the error text as the model was shown it.
     """
+    text = glance(text)
     for pattern in (_EXCEPTION, _STATUS, _LEADING_STATUS, _CODE):
         found = pattern.search(text)
         if found is not None:
