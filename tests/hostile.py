@@ -185,3 +185,30 @@ def added_texts(before: Any, after: Any) -> list[str]:
         prefix = max((o for o in old if text.startswith(o)), key=len, default="")
         added.append(text[len(prefix) :])
     return added
+
+
+# Arguments no walk may recurse into: valid JSON nested 600 levels deep, and Python
+# structures that hold themselves.  ``BEYOND``: the marker of what lies past the core's
+# depth; ``CYCLE``: the marker of a container met inside itself.
+BEYOND = "…"
+CYCLE = "<cycle>"
+
+
+def nest(levels: int, leaf: Any) -> Any:
+    """``levels`` times ``{"a": [...]}`` around ``leaf``: two containers a level."""
+    for _ in range(levels):
+        leaf = {"a": [leaf]}
+    return leaf
+
+
+def cyclic() -> dict[str, Any]:
+    """``{"id": 7, "self": <itself>}``."""
+    value: dict[str, Any] = {"id": 7}
+    value["self"] = value
+    return value
+
+
+# A document of ``nest(n, ...)`` as an argument keeps 31 levels (the arguments are the
+# first): 15 of {"a": [...]} and one more {"a": ...} whose list is the 33rd level.
+DEEP_SHOWN = nest(15, {"a": BEYOND})
+CYCLIC_SHOWN = {"id": 7, "self": CYCLE}

@@ -16,7 +16,7 @@ from toolmend.integrations import (
     execute,
     stub_superseded_failures,
 )
-from toolmend.loop import canonical
+from toolmend.loop import REMEMBERED, canonical
 
 FIXABLE = (
     "This call cannot succeed as written. The error says what to change; "
@@ -202,6 +202,74 @@ def test_reset() -> None:
 def test_invalid_budget() -> None:
     with pytest.raises(ValueError, match="max_consecutive_failures must be >= 1"):
         LoopGuard(max_consecutive_failures=0)
+
+
+def sizes(loop: LoopGuard) -> dict[str, int]:
+    """How much the guard holds: its failed calls, its tools' counts, its refusals."""
+    return {
+        "failed": len(loop._failed),
+        "tools": max(len(loop._last), len(loop._consecutive), len(loop._refused)),
+        "streaks": len(loop._streaks._last),
+        "blocked": len(loop.blocked),
+    }
+
+
+def test_a_guard_remembers_at_most_its_bound_of_failed_calls_and_refusals() -> None:
+    """A session's guard sees thousands of distinct failures: it keeps the newest."""
+    loop = LoopGuard()
+    calls = 3 * REMEMBERED
+    for n in range(calls):
+        loop.record("edit", {"line": n}, Kind.FIXABLE, f"Error: no line {n}")
+        refused = loop.before("edit", {"line": n})
+        assert refused is not None
+        assert refused.rule == "loop-repeat"
+    assert sizes(loop) == {"failed": REMEMBERED, "tools": 1, "streaks": 1, "blocked": REMEMBERED}
+    assert [f.arguments for f in loop.blocked[-2:]] == [{"line": calls - 2}, {"line": calls - 1}]
+    assert loop.before("edit", {"line": 0}) is None  # the oldest is forgotten: it runs
+    kept = loop.before("edit", {"line": calls - REMEMBERED})  # the oldest still remembered
+    assert kept is not None
+    assert kept.rule == "loop-repeat"
+    assert loop.consecutive_failures("edit") == calls
+
+
+def test_a_guard_remembers_at_most_its_bound_of_tools() -> None:
+    loop = LoopGuard(hard_stop=True, max_consecutive_failures=1)
+    tools = 3 * REMEMBERED
+    for n in range(tools):
+        loop.record(f"tool{n}", {}, Kind.TRANSIENT, "Error: HTTP Error 503")
+        loop.record(f"tool{n}", {}, None, refused=True)
+    assert sizes(loop) == {"failed": 0, "tools": REMEMBERED, "streaks": REMEMBERED, "blocked": 0}
+    assert loop.consecutive_failures("tool0") == 0  # forgotten, oldest first
+    assert loop.before("tool0", {}) is None
+    newest = loop.before(f"tool{tools - 1}", {})
+    assert newest is not None
+    assert newest.rule == "loop-budget"
+
+
+def test_a_failure_recorded_again_is_remembered_as_new() -> None:
+    loop = LoopGuard(remember=3)
+    for n in (1, 2, 3, 1, 4):  # 1 again: 2 is now the oldest, and goes for 4
+        loop.record("edit", {"line": n}, Kind.FIXABLE, f"Error: no line {n}")
+    assert [loop.before("edit", {"line": n}) is not None for n in (1, 2, 3, 4)] == [
+        True,
+        False,
+        True,
+        True,
+    ]
+    assert loop.settings()["remember"] == 3
+
+
+def test_old_failures_are_forgotten_oldest_first() -> None:
+    clock = {"t": 0.0}
+    loop = LoopGuard(forget_after=10.0, clock=lambda: clock["t"])
+    for n in range(500):
+        clock["t"] = n / 100
+        loop.record("edit", {"line": n}, Kind.FIXABLE, "Error: bad line")
+    clock["t"] = 14.0  # the first 400 are older than 10 seconds
+    assert loop.before("edit", {"line": 399}) is None
+    assert sizes(loop)["failed"] == 100
+    assert loop.before("edit", {"line": 400}) is not None
+    assert loop.consecutive_failures("edit") == 500
 
 
 @pytest.mark.parametrize(

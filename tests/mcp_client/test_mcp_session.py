@@ -8,6 +8,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp.types import CallToolResult, TextContent, ToolListChangedNotification
+from mcp_demo_server import build_server
 from mcp_sdk import (
     MCP2,
     Connect,
@@ -25,8 +26,10 @@ from call_records import attempt
 from toolmend import Kind, LoopGuard, RetryPolicy
 from toolmend.contracts import Contracts
 from toolmend.integrations import GUIDANCE, PILE_UP, VERIFY_FIRST
+from toolmend.loop import REMEMBERED
 from toolmend.retry import SleepLog
 from toolmend_mcp import RecoveringSession
+from toolmend_mcp.session import SESSION_MEMORY
 
 FIXABLE = GUIDANCE[Kind.FIXABLE]
 CRASH = "Error executing tool crash" if MCP2 else "Error executing tool crash: 'a.txt'"
@@ -283,6 +286,38 @@ async def test_exact_repeat_of_a_fixable_failure_is_not_run_again(connect: Conne
         0,
         FIXABLE,
     )
+
+
+async def test_a_long_session_remembers_a_bounded_number_of_failed_calls() -> None:
+    """Thousands of distinct failures: the guard keeps the newest, and still refuses them."""
+    async with open_connection(build_server()) as client:
+        guard = LoopGuard(forget_after=SESSION_MEMORY, remember=16)
+        session = RecoveringSession(client, loop=guard)
+        for n in range(200):
+            await session.call_tool("get_time", {"timezone": f"Mars/{n}"})
+            again = await session.call_tool("get_time", {"timezone": f"Mars/{n}"})
+            assert found(again)["rule"] == "loop-repeat"
+        oldest = await session.call_tool("get_time", {"timezone": "Mars/0"})
+        newest = await session.call_tool("get_time", {"timezone": "Mars/199"})
+        assert await counts(client) == {"get_time": 201}
+    assert (found(oldest)["rule"], found(newest)["rule"]) == ("is_error", "loop-repeat")
+    assert len(guard.blocked) == 16
+    assert [b.arguments["timezone"] for b in guard.blocked[-3:]] == [
+        "Mars/198",
+        "Mars/199",
+        "Mars/199",  # newest, refused again
+    ]
+
+
+async def test_the_default_session_guard_forgets_the_oldest_past_its_bound() -> None:
+    async with open_connection(build_server()) as client:
+        session = RecoveringSession(client)
+        for n in range(REMEMBERED + 8):
+            await session.call_tool("get_time", {"timezone": f"Mars/{n}"})
+        oldest = await session.call_tool("get_time", {"timezone": "Mars/0"})
+        newest = await session.call_tool("get_time", {"timezone": f"Mars/{REMEMBERED + 7}"})
+        assert await counts(client) == {"get_time": REMEMBERED + 9}
+    assert (found(oldest)["rule"], found(newest)["rule"]) == ("is_error", "loop-repeat")
 
 
 # -- 5. protocol errors and read timeouts ----------------------------------------------

@@ -3,10 +3,12 @@ refusal, violation and rewrite, and no argument or error text unless opted in.""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -14,6 +16,7 @@ from opentelemetry import trace
 from otel_support import SECRET_ARGUMENT, Otel, attrs, events, status, text_of_spans
 
 import toolmend
+from hostile import CYCLIC_SHOWN, DEEP_SHOWN, cyclic, nest
 from toolmend import LoopGuard, RetryPolicy, ToolFailure, fail_soft, telemetry
 from toolmend.contracts import Contracts, check
 from toolmend.integrations import RetryBudget
@@ -379,3 +382,29 @@ def test_control_flow_through_a_call_is_no_error_but_an_exception_is(otel: Otel)
     assert "error.type" not in attrs(stopped)
     assert status(boom) == ("ERROR", None)
     assert attrs(boom)["error.type"] == "RuntimeError"
+
+
+@pytest.mark.parametrize(
+    ("doc", "shown"),
+    [
+        (nest(600, {"x": 1}), DEEP_SHOWN),
+        (cyclic(), CYCLIC_SHOWN),
+    ],
+    ids=["deep", "cyclic"],
+)
+def test_deep_or_cyclic_arguments_are_recorded_within_the_bounds(
+    otel: Otel, doc: Any, shown: Any
+) -> None:
+    telemetry.configure(record_content=True)
+
+    @fail_soft(effect="write", retry=None)
+    def save(doc: Any) -> str:
+        raise ValueError("Invalid arguments: the document is malformed")
+
+    failure = save(doc)
+
+    assert isinstance(failure, ToolFailure)
+    [span] = otel.spans()
+    assert attrs(span)["gen_ai.tool.call.arguments"] == json.dumps(
+        {"doc": shown}, ensure_ascii=False, sort_keys=True
+    )

@@ -19,9 +19,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["MARKER", "Filtered", "is_developer_step", "omit_developer_steps", "sentences"]
+__all__ = ["MARKER", "WINDOW", "Filtered", "is_developer_step", "omit_developer_steps", "sentences"]
 
 MARKER = "[a step for the developer was omitted]"
+WINDOW = 8192
+"""Characters filtered at each end of a long text: far more than a note quotes."""
 
 # A sentence ends at . ! ? (not inside a number, a file name or a URL) followed by
 # white space and a capital, a quote, a backtick or a bracket; or at a line break.
@@ -175,7 +177,10 @@ def omit_developer_steps(text: str) -> Filtered:
     """``text`` with each run of developer-step sentences replaced by :data:`MARKER`.
 
     The first sentence always stays.  Benign text comes back unchanged, the
-    same string.
+    same string.  Of a text longer than twice :data:`WINDOW`, only the first
+    and the last :data:`WINDOW` characters are filtered (a note quotes no
+    more of an error than its head and tail): the middle stays as it is, so
+    the work does not grow with the text.
 
     Args:
         text: the error text as the tool or service wrote it.
@@ -183,6 +188,17 @@ def omit_developer_steps(text: str) -> Filtered:
     Returns:
         The filtered text and the omitted sentences, in order.
     """
+    if len(text) > 2 * WINDOW:
+        head = _omit(text[:WINDOW])
+        tail = _omit(text[-WINDOW:])
+        if not (head.omitted or tail.omitted):
+            return Filtered(text)
+        middle = text[WINDOW:-WINDOW]
+        return Filtered(head.text + middle + tail.text, head.omitted + tail.omitted)
+    return _omit(text)
+
+
+def _omit(text: str) -> Filtered:
     spans = sentences(text)
     gone = [i for i, (a, b) in enumerate(spans) if i > 0 and is_developer_step(text[a:b])]
     if not gone:

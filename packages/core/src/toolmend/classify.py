@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from . import words
 from .arguments import read_argument, read_missing_path
+from .bounds import glance
 from .codes import system_of
 from .envelope import read_envelope
 from .model import Kind
@@ -209,7 +210,7 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
         text: The error text.
         wide: Apply the wider wording and structured envelopes, not only the common words.
     """
-    stripped = text.lstrip()
+    stripped = glance(text).lstrip()  # the region read is in its head and tail anyway
     if wide and stripped[:1] == "{":
         envelope = read_envelope(stripped)
         if envelope is not None:

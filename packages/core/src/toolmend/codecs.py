@@ -153,7 +153,7 @@ def parse_arguments(raw: Any) -> Any:
     if isinstance(raw, str):
         try:
             value = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested deeper than the parser goes: as written
             return raw
         return value if isinstance(value, Mapping) else raw
     return raw

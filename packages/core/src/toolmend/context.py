@@ -152,7 +152,9 @@ def read_history(
 
 
 def _first_line(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
+    """The first line, cut to :data:`STUB_ERROR`: only that much of the text is split."""
+    stripped = text.strip()
+    line = stripped[: STUB_ERROR + 1].splitlines()[0] if stripped else ""
     return line if len(line) <= STUB_ERROR else line[: STUB_ERROR - 3] + "..."
 
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .bounds import glance, parts_read
 from .classify import AMBIGUOUS, Classification, classify_text
 from .codes import table_named
 from .envelope import read_envelope
@@ -83,7 +84,9 @@ def text_of(content: Any) -> str | None:
     """The text of a message's content; ``None`` when it holds no text we can read.
 
     Lists of parts keep only their text parts (images and other blocks are not
-    the error); anything else is not understood and is left alone.
+    the error), read up to :data:`toolmend.bounds.PARTS` of them (the first and
+    the last: a million parts cost no more than a thousand); anything else is
+    not understood and is left alone.
 
     Args:
         content: A message's content (a text or a list of parts).
@@ -92,13 +95,13 @@ def text_of(content: Any) -> str | None:
         return content
     if isinstance(content, Sequence) and not isinstance(content, bytes | bytearray):
         texts: list[str] = []
-        for part in content:
+        for part in parts_read(content):
             if isinstance(part, str):
                 texts.append(part)
             elif isinstance(part, Mapping):
                 kind = part.get("type", "text")
                 text = part.get("text")
-                if kind in _TEXT_PART_TYPES and isinstance(text, str):
+                if isinstance(kind, str) and kind in _TEXT_PART_TYPES and isinstance(text, str):
                     texts.append(text)
         return "\n".join(texts) if texts else (None if content else "")
     return None
@@ -481,6 +484,7 @@ def _user_rule(
     text = content if type(content) is str else text_of(content)
     if text is None:
         return None
+    text = glance(text)
     found = rules.match(text, tool)
     if found is None:
         return None
@@ -505,6 +509,7 @@ def _inspect(content: Any, is_error: Any, status: Any, client: Any) -> Verdict:
         if flag is not None:
             return _failed(AMBIGUOUS, flag, _FLAG)
         return CLEAN
+    text = glance(text)  # a huge text is judged by its head and tail
     agent = agent_of(client) if client else None
     if flag is not None:
         return _flagged(text, flag, agent)

@@ -54,13 +54,25 @@ class Envelope:
 
 
 def _status(value: Any) -> int | None:
+    """A failing HTTP status in a field: an int, or a text of ASCII digits (no other type)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int) and 400 <= value <= 599:
         return value
-    if isinstance(value, str) and value.isdigit() and 400 <= int(value) <= 599:
-        return int(value)
+    # isdigit() alone takes "²" and Arabic digits, and int() of 5,000 digits raises.
+    if isinstance(value, str) and len(value) <= 16 and value.isascii() and value.isdigit():
+        number = int(value)
+        return number if 400 <= number <= 599 else None
     return None
+
+
+def _scalar(value: Any) -> Any:
+    """``value`` when it can be looked up in a set of statuses, else ``None``.
+
+    A field may hold any JSON value (a DynamoDB item writes ``{"S": "paid"}``);
+    only a text or a number can be a status.
+    """
+    return value if isinstance(value, str | int | float) else None
 
 
 def _item_status(items: Any) -> int | None:
@@ -110,7 +122,7 @@ def _aws_v3(obj: Mapping[str, Any]) -> bool:
 
 
 def _failed(obj: Mapping[str, Any]) -> bool:
-    status = obj.get("status")
+    status = _scalar(obj.get("status"))
     if obj.get("ok") is True or obj.get("success") is True or status in _OK_STATUS:
         return False
     if obj.get("errors") is True and isinstance(obj.get("items"), list):

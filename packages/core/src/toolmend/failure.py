@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .attempts import AttemptRecord, Stop, outcome_unknown
+from .bounds import jsonable, prune, safe_repr
 from .detect import Verdict
 from .effects import Effect
 from .exceptions import ExceptionInfo, ResultFailed, classify_exception, describe_exception
@@ -364,7 +365,7 @@ class ToolFailure:
         """This failure as JSON-ready data (the exception as its description)."""
         return {
             "tool": self.tool,
-            "arguments": _jsonable(self.arguments),
+            "arguments": jsonable(self.arguments),
             "kind": self.kind.value,
             "attempts": self.attempts,
             "cause": self.cause,
@@ -397,7 +398,7 @@ class ToolFailed(Exception):
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
+    text = safe_repr(prune(value))
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -428,16 +429,6 @@ def validation_details(
         loc = ".".join(str(part) for part in parts)
         found.append(f"{loc}: {item.get('msg', 'invalid')} (got {_short(item.get('input'))})")
     return "; ".join(found)
-
-
-def _jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    return repr(value)
 
 
 def _guidance(

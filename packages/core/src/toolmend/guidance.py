@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .actionable import omit_developer_steps
+from .bounds import prune, safe_repr
 from .model import Kind
 from .quote import bounded, cut, inert, literal, reasons_of, span
 
@@ -90,15 +91,19 @@ def _value_text(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):
-        return repr(value)
+        return safe_repr(value)
 
 
 def format_arguments(arguments: Any) -> str:
     """``key=value`` pairs in the call's order; a non-mapping is shown as compact JSON.
 
+    What lies beyond :mod:`toolmend.bounds`' depth and size, or holds itself, is
+    shown as its marker: a model's arguments must not make the note raise.
+
     Args:
         arguments: The call's arguments (a mapping, a JSON text or any value).
     """
+    arguments = prune(arguments)
     if isinstance(arguments, Mapping):
         return ", ".join(f"{key}={_value_text(value)}" for key, value in arguments.items())
     if arguments is None:
@@ -106,7 +111,7 @@ def format_arguments(arguments: Any) -> str:
     if isinstance(arguments, str):
         try:
             parsed = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested deeper than the parser goes: as written
             return arguments
         if isinstance(parsed, Mapping):
             return format_arguments(parsed)

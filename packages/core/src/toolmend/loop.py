@@ -15,15 +15,18 @@ one-line stub.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import telemetry
+from .bounds import prune, safe_repr
 from .codecs import CODECS
 from .context import STUB, collapse_plan, read_history
 from .detect import Verdict
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ADVICE",
     "LOOP_RULES",
+    "REMEMBERED",
     "REPEATED",
     "STUB",
     "LoopGuard",
@@ -60,25 +64,63 @@ ADVICE = (
 _BLOCKING = (Kind.FIXABLE, Kind.UNRECOVERABLE)
 LOOP_RULES = frozenset({"loop-repeat", "loop-budget"})
 """The rules of the failures the guard itself returns for a call it refused."""
+REMEMBERED = 1024
+"""A guard's default bound: failed calls, tools and refusals it remembers at most each."""
 
 
 def canonical(arguments: Any) -> str:
     """Arguments as sorted compact JSON, so that key order and spacing don't matter.
 
     A JSON string is parsed first; values JSON cannot encode compare by ``repr``.
+    What lies beyond :mod:`toolmend.bounds` (too deep, too many values, a cycle)
+    is its marker.
+    """
+    return _canonical(arguments)[0]
+
+
+def _canonical(arguments: Any) -> tuple[str, bool]:
+    """The canonical text, and whether it is exact: nothing was beyond the bounds.
+
+    Two calls that differ only beyond the bounds have the same text, so an
+    inexact text must not refuse a call as a repeat.
     """
     value = arguments
     if isinstance(value, str | bytes | bytearray):
         try:
             value = json.loads(value)
-        except ValueError:
-            return value if isinstance(value, str) else repr(value)
+        except (ValueError, RecursionError):  # not JSON, or deeper than the parser goes
+            return (value if isinstance(value, str) else repr(value)), True
     if value is None:
         value = {}
+    shown = prune(value)
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)
+        text = json.dumps(shown, sort_keys=True, separators=(",", ":"), default=safe_repr)
     except (TypeError, ValueError):
-        return repr(value)
+        text = safe_repr(shown)
+    return text, shown is value
+
+
+def _key(tool: str, arguments: Any) -> tuple[str, bytes] | None:
+    """What identifies a call for exact repeats; ``None`` for arguments beyond the bounds.
+
+    The canonical text's digest, not the text: a remembered call costs the same
+    whatever the size of its arguments.
+    """
+    text, exact = _canonical(arguments)
+    if not exact:
+        return None
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return tool, digest
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    """A remembered failed call: what to say if it comes again, and when it failed."""
+
+    kind: Kind
+    cause: str
+    guidance: str | None
+    at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +162,12 @@ class LoopGuard:
     with :data:`toolmend.pileup.PILE_UP` (stop, or ask the user); ``None`` or 0
     turns that off.
 
+    Memory is bounded whatever the run: at most ``remember`` failed calls
+    (for exact repeats), ``remember`` tools (for runs of failures) and the last
+    ``remember`` refusals in :attr:`blocked`; past the bound the oldest is
+    forgotten first (a failure recorded again counts as new).  Each call costs
+    a few dictionary look-ups, however much is remembered.
+
     Args:
         max_consecutive_failures: Failures in a row of one tool that call for the advice.
         block_exact_repeats: Refuse a repeat of a call that failed as fixable or unrecoverable.
@@ -130,6 +178,7 @@ class LoopGuard:
         forget_after: Seconds after which remembered failures are forgotten (``None``: never).
         clock: The clock the cool-down and forgetting read (for tests).
         pile_up_after: Failures of a tool with one error class that call for the pile-up note.
+        remember: Failed calls, tools and refusals remembered at most, each.
     """
 
     def __init__(
@@ -144,9 +193,12 @@ class LoopGuard:
         forget_after: float | None = None,
         clock: Callable[[], float] = time.monotonic,
         pile_up_after: int | None = 3,
+        remember: int = REMEMBERED,
     ) -> None:
         if max_consecutive_failures < 1:
             raise ValueError("max_consecutive_failures must be >= 1")
+        if remember < 1:
+            raise ValueError("remember must be >= 1")
         if cool_down < 0 or cool_down_calls < 1:
             raise ValueError("cool_down must be >= 0 and cool_down_calls >= 1")
         if forget_after is not None and forget_after <= 0:
@@ -159,15 +211,19 @@ class LoopGuard:
         self.cool_down_calls = cool_down_calls
         self.forget_after = forget_after
         self.pile_up_after = pile_up_after
+        self.remember = remember
         self._streaks = Streaks()
         self._clock = clock
         self._lock = threading.Lock()
-        self._failed: dict[tuple[str, str], tuple[Kind, str, str | None, float]] = {}
+        # Both ordered oldest first (by the time of the last failure), so forgetting
+        # and evicting read only the oldest entries.  Every tool in _consecutive,
+        # _refused or _streaks is in _last: evicting a tool from _last forgets it.
+        self._failed: OrderedDict[tuple[str, bytes], _Failed] = OrderedDict()
+        self._last: OrderedDict[str, tuple[float, Kind]] = OrderedDict()
         self._consecutive: dict[str, int] = {}
-        self._last: dict[str, tuple[float, Kind]] = {}
         self._refused: dict[str, int] = {}
         self.blocked: list[ToolFailure] = []
-        """Every call the guard refused, for reports."""
+        """The last ``remember`` calls the guard refused, oldest first, for reports."""
 
     def settings(self) -> dict[str, Any]:
         """The constructor arguments, for adapters that make a fresh guard per run."""
@@ -181,19 +237,28 @@ class LoopGuard:
             "forget_after": self.forget_after,
             "clock": self._clock,
             "pile_up_after": self.pile_up_after,
+            "remember": self.remember,
         }
 
     def _forget_old(self, now: float) -> None:
+        """Forget what failed before ``forget_after``: the oldest entries only are read.
+
+        The tables are in the order of their times, which holds for a clock that
+        never goes back (the default is monotonic).
+        """
         if self.forget_after is None:
             return
         horizon = now - self.forget_after
-        for key in [k for k, v in self._failed.items() if v[3] < horizon]:
-            del self._failed[key]
-        for tool in [t for t, (at, _) in self._last.items() if at < horizon]:
-            self._last.pop(tool, None)
-            self._consecutive.pop(tool, None)
-            self._refused.pop(tool, None)
-            self._streaks.forget(tool)
+        while self._failed and next(iter(self._failed.values())).at < horizon:
+            self._failed.popitem(last=False)
+        while self._last and next(iter(self._last.values()))[0] < horizon:
+            self._forget_tool(next(iter(self._last)))
+
+    def _forget_tool(self, tool: str) -> None:
+        self._last.pop(tool, None)
+        self._consecutive.pop(tool, None)
+        self._refused.pop(tool, None)
+        self._streaks.forget(tool)
 
     def consecutive_failures(self, tool: str) -> int:
         """Failures in a row of ``tool`` that this guard still remembers.
@@ -265,12 +330,12 @@ class LoopGuard:
         """
         from .failure import LOOP_BUDGET, ToolFailure
 
-        key = (tool, canonical(arguments))
+        key = _key(tool, arguments) if self.block_exact_repeats else None
         with self._lock:
             now = self._clock()
             self._forget_old(now)
             count = self._consecutive.get(tool, 0)
-            entry = self._failed.get(key) if self.block_exact_repeats else None
+            entry = self._failed.get(key) if key is not None else None
             open_circuit = (
                 self.hard_stop
                 and count >= self.max_consecutive_failures
@@ -278,14 +343,13 @@ class LoopGuard:
                 and self._refused.get(tool, 0) < self.cool_down_calls
             )
             if entry is not None:
-                kind, error, guidance, _ = entry
                 failure = ToolFailure(
                     tool=tool,
                     arguments=dict(arguments) if isinstance(arguments, Mapping) else {},
-                    kind=kind,
+                    kind=entry.kind,
                     attempts=0,
-                    cause=cap_error(REPEATED.format(tool=tool, error=error)),
-                    guidance=guidance,
+                    cause=entry.cause,
+                    guidance=entry.guidance,
                     rule="loop-repeat",
                     reason="exact repeat of a failed call",
                 )
@@ -304,6 +368,8 @@ class LoopGuard:
             else:
                 return None
             self.blocked.append(failure)
+            if len(self.blocked) > self.remember:
+                del self.blocked[0]
         logger.info("loop guard refused %s (%s): %s", tool, failure.rule, failure.reason)
         telemetry.loop_refused(failure)
         return failure
@@ -360,29 +426,37 @@ class LoopGuard:
             guidance: The next step (default: the kind's sentence).
             refused: Whether a guard refused the call.
         """
+        key = _key(tool, arguments) if kind in _BLOCKING and not refused else None
+        cls = error_class(kind, error or "") if kind is not None and not refused else ""
         with self._lock:
             now = self._clock()
             if refused:
-                self._refused[tool] = self._refused.get(tool, 0) + 1
+                # Only a tool with failures can be refused for them; for any other
+                # the count would be reset by its next failure before it is read.
+                if tool in self._last:
+                    self._refused[tool] = self._refused.get(tool, 0) + 1
                 return
             if kind is None:
-                self._consecutive[tool] = 0
-                self._refused.pop(tool, None)
-                self._last.pop(tool, None)
-                self._streaks.succeeded(tool)
+                self._forget_tool(tool)
                 return
             self._consecutive[tool] = self._consecutive.get(tool, 0) + 1
-            self._streaks.failed(tool, error_class(kind, error or ""))
+            self._streaks.failed(tool, cls)
             self._refused.pop(tool, None)
+            self._last.pop(tool, None)
             self._last[tool] = (now, kind)
-            if kind in _BLOCKING:
+            while len(self._last) > self.remember:
+                self._forget_tool(next(iter(self._last)))
+            if key is not None:
                 text = error if error is not None else f"{tool} failed ({kind.value})"
-                self._failed[(tool, canonical(arguments))] = (
+                self._failed.pop(key, None)
+                self._failed[key] = _Failed(
                     kind,
-                    text,
+                    cap_error(REPEATED.format(tool=tool, error=text)),
                     guidance if guidance is not None else GUIDANCE[kind],
                     now,
                 )
+                while len(self._failed) > self.remember:
+                    self._failed.popitem(last=False)
 
     def replay(self, observations: Iterable[Observation]) -> None:
         """Rebuild the state of a run from its finished calls, oldest first.

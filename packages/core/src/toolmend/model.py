@@ -11,6 +11,8 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from .bounds import prune
+
 __all__ = [
     "Detection",
     "Form",
@@ -94,7 +96,7 @@ class Detection:
     """Sentences of the error that the note left out as steps for the developer."""
 
     def to_dict(self) -> dict[str, Any]:
-        """This detection as JSON-ready data."""
+        """This detection as JSON-ready data, its arguments within :mod:`toolmend.bounds`."""
         extra: dict[str, Any] = {"neutralised": list(self.neutralised)} if self.neutralised else {}
         if self.omitted:
             extra["omitted"] = list(self.omitted)
@@ -102,7 +104,7 @@ class Detection:
             "index": self.index,
             "tool_name": self.tool_name,
             "call_id": self.call_id,
-            "arguments": self.arguments,
+            "arguments": prune(self.arguments),
             "error": self.error,
             "kind": self.kind.value,
             "rule": self.rule,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .bounds import glance
 from .model import Kind
 from .quote import literal
 
@@ -38,12 +39,14 @@ def error_class(kind: Kind | None, text: str) -> str:
     """What makes two errors "the same".
 
     The exception type, else the status, else the error code, else the kind.
-    Deterministic, and blind to the values in the message.
+    Deterministic, and blind to the values in the message.  A huge text is
+    read by its head and tail (:func:`toolmend.bounds.glance`).
 
     Args:
         kind: the failure's kind, the fallback class.
         text: the error text as the model was shown it.
     """
+    text = glance(text)
     for pattern in (_EXCEPTION, _STATUS, _LEADING_STATUS, _CODE):
         found = pattern.search(text)
         if found is not None:

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .attempts import AttemptRecord
+from .bounds import jsonable
 from .contracts.review import Review
 from .exceptions import describe_exception
-from .failure import ToolFailure, _jsonable
+from .failure import ToolFailure
 from .model import Source
 
 __all__ = ["CallRecord"]
@@ -257,7 +258,7 @@ class CallRecord:
             if value is not None:
                 extra[key] = value
         if self.arguments is not None:
-            extra["arguments"] = _jsonable(self.arguments)
+            extra["arguments"] = jsonable(self.arguments)
         if self.guidance_in_content:
             extra["guidance_in_content"] = True
         if self.replayed:

@@ -34,6 +34,7 @@ from opentelemetry.metrics import _internal as _metrics_api
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from .attempts import AttemptRecord, Stop
+from .bounds import prune, safe_repr
 from .effects import Effect
 from .model import Kind
 
@@ -174,10 +175,12 @@ def _control_flow(exc: BaseException) -> bool:
 
 
 def _json(value: Any) -> str:
+    """``value`` as JSON within :mod:`toolmend.bounds`: deep or cyclic arguments never raise."""
+    shown = prune(value)
     try:
-        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+        return json.dumps(shown, ensure_ascii=False, sort_keys=True, default=safe_repr)
     except (TypeError, ValueError):
-        return repr(value)
+        return safe_repr(shown)
 
 
 class ToolCall:

@@ -101,11 +101,12 @@ class RecoveringSession(Delegating):
       them untrusted hints, so they are ignored by default.
     - ``retry`` is the core's policy (``None``: never retry); ``loop`` the loop
       guard for this session.  A session has no run, so the default guard
-      forgets a failure after ``SESSION_MEMORY`` seconds (10 minutes); it
-      refuses exact repeats of fixable and unrecoverable calls and only advises
-      after a run of failures.  ``read_timeout`` (seconds, default 30) bounds a
-      call whose caller gave no ``read_timeout_seconds``: a hung server gives a
-      transient result.
+      forgets a failure after ``SESSION_MEMORY`` seconds (10 minutes) and
+      remembers at most ``toolmend.loop.REMEMBERED`` failed calls, tools and
+      refusals, the oldest forgotten first; it refuses exact repeats of fixable
+      and unrecoverable calls and only advises after a run of failures.
+      ``read_timeout`` (seconds, default 30) bounds a call whose caller gave no
+      ``read_timeout_seconds``: a hung server gives a transient result.
     - ``form`` is how guidance reaches the model: ``c1`` appends it to the
       result's text; ``c2``-``c4`` leave the content alone and put the runtime
       note in the findings for the host's own rewrite; ``off`` changes no content

@@ -56,7 +56,7 @@ def model_arguments(ctx: Any) -> Mapping[str, Any]:
         return {}
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
         return {"arguments": raw}
     return value if isinstance(value, dict) else {"arguments": value}
 

@@ -16,6 +16,7 @@ import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from ..bounds import prune
 from .model import Code, Contracts, Violation
 from .values import ROOT, cap, child, is_number, type_name
 
@@ -30,6 +31,8 @@ __all__ = [
 log = logging.getLogger("toolmend.contracts")
 
 _MAX_ERRORS = 20
+_CHECKED = 1_000_000
+"""Values of one value checked at most; a validator recurses with the value's depth."""
 
 
 def schema_of(tp: Any) -> dict[str, Any]:
@@ -133,7 +136,15 @@ def _path_text(parts: Iterable[Any]) -> str:
 def validate(
     schema: Mapping[str, Any], value: Any, tool: str | None = None, *, lite: bool = False
 ) -> list[Violation]:
-    """The ``schema_violation`` records of ``value``; ``lite`` forces the built-in validator."""
+    """The ``schema_violation`` records of ``value``; ``lite`` forces the built-in validator.
+
+    A value beyond :mod:`toolmend.bounds`' depth, or one that holds itself, is
+    not checked (no records): a validator would recurse past Python's limit,
+    and what toolmend cannot read it leaves alone.
+    """
+    if prune(value, nodes=_CHECKED) is not value:
+        log.info("toolmend.contracts: a value for %s nests too deeply to check", tool)
+        return []
     validator = None
     if not lite:
         try:
