@@ -24,6 +24,7 @@ from .model import Kind
 from .words import HTTP_KIND
 
 __all__ = [
+    "CONTROL_FLOW",
     "MCP_CODES",
     "URL_ELICITATION_REQUIRED",
     "ExceptionInfo",
@@ -33,6 +34,7 @@ __all__ = [
     "mcp_code",
     "parse_duration",
     "parse_retry_after",
+    "passes_through",
     "retry_after_in_text",
 ]
 
@@ -341,6 +343,32 @@ def mcp_code(exc: BaseException) -> int | None:
         return code if code is not None else _int(getattr(exc, "code", None))
     except Exception:
         return None
+
+
+CONTROL_FLOW = frozenset(
+    {
+        "langgraph.GraphBubbleUp",
+        "agents.MaxTurnsExceeded",
+        "agents.InputGuardrailTripwireTriggered",
+        "agents.OutputGuardrailTripwireTriggered",
+        "agents.ToolInputGuardrailTripwireTriggered",
+        "agents.ToolOutputGuardrailTripwireTriggered",
+    }
+)
+"""Framework control-flow exceptions (``package.Class`` in the MRO) that always pass through."""
+
+
+def passes_through(exc: BaseException, passthrough: tuple[type[BaseException], ...] = ()) -> bool:
+    """Whether ``exc`` must propagate: not an ``Exception``, listed, or framework control flow.
+
+    An MCP server's URL elicitation request is control flow too: the host must
+    send the user to the URL, as without toolmend.
+    """
+    if not isinstance(exc, Exception):
+        return True
+    if passthrough and isinstance(exc, passthrough):
+        return True
+    return bool(_type_names(exc) & CONTROL_FLOW) or mcp_code(exc) == URL_ELICITATION_REQUIRED
 
 
 def _mcp(exc: BaseException) -> ExceptionInfo | None:

@@ -20,12 +20,11 @@ import tenacity
 from . import telemetry
 from .effects import Effect
 from .exceptions import (
-    URL_ELICITATION_REQUIRED,
+    CONTROL_FLOW,
     ExceptionInfo,
-    _type_names,
     classify_exception,
     describe_exception,
-    mcp_code,
+    passes_through,
 )
 from .failure import ToolFailure, failure_from_exception
 from .loop import LoopGuard
@@ -46,37 +45,19 @@ from .retry import (
     sleep,
 )
 
-__all__ = ["CONTROL_FLOW", "aexecute", "execute", "passes_through"]
+__all__ = [
+    "CONTROL_FLOW",
+    "aexecute",
+    "execute",
+    "passes_through",
+    "verify_async",
+    "verify_sync",
+]
 
 T = TypeVar("T")
 Verify = Callable[[CallContext, BaseException], "Awaitable[bool | None] | bool | None"]
 
 logger = logging.getLogger("toolmend.retry")
-
-CONTROL_FLOW = frozenset(
-    {
-        "langgraph.GraphBubbleUp",
-        "agents.MaxTurnsExceeded",
-        "agents.InputGuardrailTripwireTriggered",
-        "agents.OutputGuardrailTripwireTriggered",
-        "agents.ToolInputGuardrailTripwireTriggered",
-        "agents.ToolOutputGuardrailTripwireTriggered",
-    }
-)
-"""Framework control-flow exceptions (``package.Class`` in the MRO) that always pass through."""
-
-
-def passes_through(exc: BaseException, passthrough: tuple[type[BaseException], ...] = ()) -> bool:
-    """Whether ``exc`` must propagate: not an ``Exception``, listed, or framework control flow.
-
-    An MCP server's URL elicitation request is control flow too: the host must
-    send the user to the URL, as without toolmend.
-    """
-    if not isinstance(exc, Exception):
-        return True
-    if passthrough and isinstance(exc, passthrough):
-        return True
-    return bool(_type_names(exc) & CONTROL_FLOW) or mcp_code(exc) == URL_ELICITATION_REQUIRED
 
 
 class _Retry(Exception):
@@ -299,7 +280,18 @@ def _guarded(fn: Callable[..., Any], *args: Any) -> Any:
         return None
 
 
-def _verify_sync(verify: Verify | None, ctx: CallContext, exc: BaseException) -> bool | None:
+def verify_sync(verify: Verify | None, ctx: CallContext, exc: BaseException) -> bool | None:
+    """Ask a verify hook whether a failed write landed; ``None`` when it cannot tell.
+
+    A hook that raises, or returns anything but a bool, cannot tell: the call is then
+    treated as possibly landed, the side that cannot duplicate an effect.  An awaitable
+    in a sync call is closed unawaited, for the same reason.
+
+    Args:
+        verify: The hook, if any.
+        ctx: The call's context.
+        exc: What the attempt raised (``WorkerStopped`` for a replayed step).
+    """
     if verify is None:
         return None
     answer = _guarded(verify, ctx, exc)
@@ -312,7 +304,14 @@ def _verify_sync(verify: Verify | None, ctx: CallContext, exc: BaseException) ->
     return answer if isinstance(answer, bool) else None
 
 
-async def _verify_async(verify: Verify | None, ctx: CallContext, exc: BaseException) -> bool | None:
+async def verify_async(verify: Verify | None, ctx: CallContext, exc: BaseException) -> bool | None:
+    """The async twin of :func:`verify_sync`: the hook may be sync or async.
+
+    Args:
+        verify: The hook, if any.
+        ctx: The call's context.
+        exc: What the attempt raised.
+    """
     if verify is None:
         return None
     answer = _guarded(verify, ctx, exc)
@@ -413,7 +412,7 @@ def _run_sync(
                     if passes_through(exc, call.passthrough):
                         raise
                     info = classify_exception(exc)
-                    verified = _verify_sync(verify, ctx, exc) if call.needs_verify(info) else None
+                    verified = verify_sync(verify, ctx, exc) if call.needs_verify(info) else None
                     decision = call.step(ctx, exc, info, verified)
                     if decision.retry and decision.delay is not None:
                         raise _Retry(decision.delay) from None
@@ -512,7 +511,7 @@ async def _run_async(
                         raise
                     info = classify_exception(exc)
                     verified = (
-                        await _verify_async(verify, ctx, exc) if call.needs_verify(info) else None
+                        await verify_async(verify, ctx, exc) if call.needs_verify(info) else None
                     )
                     decision = call.step(ctx, exc, info, verified)
                     if decision.retry and decision.delay is not None:

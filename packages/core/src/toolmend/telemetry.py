@@ -36,6 +36,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from .attempts import AttemptRecord, Stop
 from .bounds import prune, safe_repr
 from .effects import Effect
+from .exceptions import passes_through
 from .model import Kind
 
 if TYPE_CHECKING:
@@ -169,8 +170,6 @@ def _exception_type(exc: BaseException) -> str:
 
 def _control_flow(exc: BaseException) -> bool:
     """Cancellation or a framework's control flow (an interrupt, a handoff): no failure."""
-    from .runner import passes_through  # the runner imports this module
-
     return passes_through(exc)
 
 

@@ -35,7 +35,7 @@ from ..guidance import GUIDANCE, VERIFY_FIRST
 from ..loop import LoopGuard
 from ..model import Kind
 from ..retry import BudgetScope, CallContext, RetryBudget, RetryPolicy, budget_for
-from ..runner import Verify, _verify_async, _verify_sync, aexecute, execute, passes_through
+from ..runner import Verify, aexecute, execute, passes_through, verify_async, verify_sync
 
 __all__ = [
     "LANDED_TEXT",
@@ -509,7 +509,7 @@ def run_durably(
     if replay is Replay.REPORT:
         return stopped_failure(step.tool, step.arguments)
     if replay is Replay.VERIFY:
-        early = step.after_verify(_verify_sync(verify, step.context(), WorkerStopped()))
+        early = step.after_verify(verify_sync(verify, step.context(), WorkerStopped()))
         if early is not None:
             return early
     try:
@@ -567,7 +567,7 @@ async def arun_durably(
     if replay is Replay.REPORT:
         return stopped_failure(step.tool, step.arguments)
     if replay is Replay.VERIFY:
-        early = step.after_verify(await _verify_async(verify, step.context(), WorkerStopped()))
+        early = step.after_verify(await verify_async(verify, step.context(), WorkerStopped()))
         if early is not None:
             return early
     try:
