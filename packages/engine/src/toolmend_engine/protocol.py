@@ -31,6 +31,9 @@ __all__ = [
     "anthropic_to_chat",
     "parse_anthropic",
     "parse_chat",
+    "read_bool",
+    "read_model",
+    "read_tool_errors",
 ]
 
 DEFAULT_MAX_TOKENS = 512
@@ -98,7 +101,16 @@ def _stop(value: Any, name: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _bool(body: Mapping[str, Any], name: str) -> bool:
+def read_bool(body: Mapping[str, Any], name: str) -> bool:
+    """A boolean field of a request body (missing or null: ``False``), shared by every route.
+
+    Args:
+        body: The request body.
+        name: The field.
+
+    Raises:
+        BadRequest: The field is there and not a boolean.
+    """
     value = body.get(name, False)
     if value is None:
         return False
@@ -107,7 +119,15 @@ def _bool(body: Mapping[str, Any], name: str) -> bool:
     return value
 
 
-def _tool_errors(body: Mapping[str, Any]) -> object:
+def read_tool_errors(body: Mapping[str, Any]) -> object:
+    """The request's ``tool_errors`` form, checked but left as sent (``None``: not asked).
+
+    Args:
+        body: The request body.
+
+    Raises:
+        BadRequest: A value that names no delivery form.
+    """
     value = body.get("tool_errors")
     if value is None:
         return None
@@ -118,7 +138,15 @@ def _tool_errors(body: Mapping[str, Any]) -> object:
     return value
 
 
-def _model(body: Mapping[str, Any]) -> str | None:
+def read_model(body: Mapping[str, Any]) -> str | None:
+    """The model the request names, if any.
+
+    Args:
+        body: The request body.
+
+    Raises:
+        BadRequest: A ``model`` that is not a string.
+    """
     value = body.get("model")
     if value is not None and not isinstance(value, str):
         raise BadRequest("model must be a string", "model")
@@ -192,12 +220,12 @@ def parse_chat(body: Any) -> ChatRequest:
             body, "max_completion_tokens", "max_tokens", default=DEFAULT_MAX_TOKENS
         ),
         stop=_stop(body.get("stop"), "stop"),
-        stream=_bool(body, "stream"),
+        stream=read_bool(body, "stream"),
         include_usage=include_usage,
-        logprobs=_bool(body, "logprobs"),
+        logprobs=read_bool(body, "logprobs"),
         top_logprobs=top,
-        tool_errors=_tool_errors(body),
-        model=_model(body),
+        tool_errors=read_tool_errors(body),
+        model=read_model(body),
         decoding=Decoding(decoding.tool_choice, decoding.function, schema),
     )
 
@@ -261,9 +289,9 @@ def parse_anthropic(body: Any, *, counting: bool = False) -> AnthropicRequest:
         tools=_anthropic_tools(body),
         max_tokens=_positive_int(body, "max_tokens", default=DEFAULT_MAX_TOKENS),
         stop=_stop(body.get("stop_sequences"), "stop_sequences"),
-        stream=_bool(body, "stream"),
-        tool_errors=_tool_errors(body),
-        model=_model(body),
+        stream=read_bool(body, "stream"),
+        tool_errors=read_tool_errors(body),
+        model=read_model(body),
     )
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .constraints import FREE, ConstraintError, Decoding, parse_response_format, parse_tool_choice
-from .protocol import DEFAULT_MAX_TOKENS, BadRequest, _bool, _model, _tool_errors
+from .protocol import DEFAULT_MAX_TOKENS, BadRequest, read_bool, read_model, read_tool_errors
 
 __all__ = ["ResponsesRequest", "parse_responses", "responses_to_chat"]
 
@@ -191,10 +191,10 @@ def parse_responses(body: Any) -> ResponsesRequest:
         instructions=instructions,
         tools=tools,
         max_output_tokens=max_output,
-        stream=_bool(body, "stream"),
+        stream=read_bool(body, "stream"),
         decoding=Decoding(decoding.tool_choice, decoding.function, schema),
-        tool_errors=_tool_errors(body),
-        model=_model(body),
+        tool_errors=read_tool_errors(body),
+        model=read_model(body),
         echo=echo,
     )
 
