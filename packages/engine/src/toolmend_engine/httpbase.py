@@ -13,6 +13,12 @@ server down.  A body is refused with 400 when it is not JSON, nests deeper than
 ``MAX_DEPTH`` or holds a lone surrogate (valid JSON, but not text that can be
 encoded).  Error bodies never repeat what the client sent: a 500 says only that
 the server failed, and the log has the details.
+
+A response sent before the request's body was read (a refused ``Content-Length``,
+a ``Transfer-Encoding``, a route that takes no body) closes the connection: the
+unread bytes would otherwise be parsed as the next request, and through the proxy
+a request smuggled in a refused body would reach the upstream.  ``Content-Length``
+must be digits only, and given once (or repeated with the same value).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Mapping
+from email.message import Message
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -34,6 +41,7 @@ __all__ = [
     "Headers",
     "JsonHandler",
     "Server",
+    "body_length",
     "check_json",
     "error_body",
     "header_pairs",
@@ -46,6 +54,7 @@ MAX_DEPTH = 64
 """How deeply a request body's arrays and objects may nest."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_DIGITS = re.compile("[0-9]+")
 Headers = Mapping[str, str] | Iterable[tuple[str, str]]
 """Response headers: a mapping, or pairs where a name may repeat (``Set-Cookie``)."""
 
@@ -84,6 +93,36 @@ def check_json(value: Any) -> None:
                 stack.extend((v, depth + 1) for v in item)
 
 
+def body_length(headers: Message) -> int:
+    """The length of a request's body, from headers that frame it unambiguously.
+
+    Raises :class:`BodyError` for a ``Transfer-Encoding`` (411: only ``Content-Length``
+    bodies are read, and a length beside an encoding is how requests are smuggled), a
+    ``Content-Length`` that is not digits or differs between repeats (400), or one above
+    ``MAX_BODY`` (413).  No ``Content-Length`` is an empty body.
+    """
+    if "Transfer-Encoding" in headers:
+        raise BodyError(
+            411, "request bodies with a Transfer-Encoding are not supported; send Content-Length"
+        )
+    values = {value.strip() for value in headers.get_all("Content-Length", [])}
+    if not values:
+        return 0
+    value = values.pop()
+    if values or not _DIGITS.fullmatch(value):
+        raise BodyError(400, "invalid Content-Length")
+    if len(value.lstrip("0")) > len(str(MAX_BODY)) or int(value) > MAX_BODY:
+        raise BodyError(413, f"the request body must be at most {MAX_BODY} bytes")
+    return int(value)
+
+
+def _expects_body(headers: Message) -> bool:
+    try:
+        return body_length(headers) > 0
+    except BodyError:
+        return True
+
+
 class Server(ThreadingHTTPServer):
     """A threaded HTTP server whose threads never keep the process alive."""
 
@@ -108,6 +147,8 @@ class JsonHandler(BaseHTTPRequestHandler):
     """TCP_NODELAY on every accepted socket (see the module doc)."""
     anthropic_errors = False
     """Answer errors in the Anthropic shape (set per request: the ``/v1/messages`` routes)."""
+    body_pending = True
+    """Whether the request's body may still be unread: a response then closes the connection."""
 
     def log_message(self, format: str, *args: Any) -> None:
         """Requests are logged at debug level, not written to stderr."""
@@ -116,9 +157,11 @@ class JsonHandler(BaseHTTPRequestHandler):
     def parse_request(self) -> bool:
         """Parse the request line and headers; errors are answered as JSON."""
         self.anthropic_errors = False
+        self.body_pending = True
         ok = super().parse_request()
         if ok:
             self.anthropic_errors = urlsplit(self.path).path.startswith("/v1/messages")
+            self.body_pending = _expects_body(self.headers)
         return ok
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
@@ -137,12 +180,18 @@ class JsonHandler(BaseHTTPRequestHandler):
         """Send the status line and the headers, each once.
 
         The status line and the headers, each once; ``Server`` and ``Date`` are added
-        only when ``headers`` has none.
+        only when ``headers`` has none.  While the request's body is unread the
+        connection closes after this response (see the module doc).
         """
         self.log_request(status)
         self.send_response_only(status)
+        pairs = header_pairs(headers)
+        if self.body_pending:
+            self.close_connection = True
+            pairs = [(n, v) for n, v in pairs if n.lower() != "connection"]
+            pairs.append(("Connection", "close"))
         names = set()
-        for name, value in header_pairs(headers):
+        for name, value in pairs:
             self.send_header(name, value)
             names.add(name.lower())
         if "server" not in names:
@@ -152,16 +201,12 @@ class JsonHandler(BaseHTTPRequestHandler):
 
     def read_body(self) -> bytes:
         """The request body, bounded; raises :class:`BodyError` for what cannot be read."""
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            raise BodyError(411, "chunked request bodies are not supported; send Content-Length")
-        raw = self.headers.get("Content-Length")
-        try:
-            length = int(raw) if raw is not None else 0
-        except ValueError:
-            raise BodyError(400, "invalid Content-Length") from None
-        if length < 0 or length > MAX_BODY:
-            raise BodyError(413, f"the request body must be at most {MAX_BODY} bytes")
-        return self.rfile.read(length) if length else b""
+        length = body_length(self.headers)
+        data = self.rfile.read(length) if length else b""
+        if len(data) < length:
+            raise BodyError(400, "the request body ended before its Content-Length")
+        self.body_pending = False
+        return data
 
     def read_json(self) -> Any:
         """The request body as a JSON object; raises :class:`BodyError` otherwise."""
