@@ -178,3 +178,34 @@ def test_a_body_refused_after_reading_keeps_the_connection(target: tuple[str, li
         assert (health.status, json.loads(health.read())) == (200, {"status": "ok"})
     finally:
         connection.close()
+
+
+# -- item 11: numbers that are not finite ------------------------------------------------
+
+NOT_FINITE = "the request body holds a number that is not finite (NaN, Infinity, 1e999)"
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999", "-1e999"])
+@pytest.mark.parametrize("route", ["/v1/chat/completions", "/v1/messages"])
+def test_numbers_that_are_not_finite_are_refused(
+    target: tuple[str, list[Seen]], route: str, number: str
+) -> None:
+    url, seen = target
+    fields = (
+        '"model": "fake-model", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]'
+    )
+    body = "{" + fields + ', "temperature": ' + number + "}"
+    connection = http.client.HTTPConnection(*address(url), timeout=WAIT)
+    try:
+        connection.request("POST", route, body.encode())
+        response = connection.getresponse()
+        answer = (response.status, json.loads(response.read()), response.will_close)
+    finally:
+        connection.close()
+    error = (
+        {"type": "error", "error": {"type": "invalid_request_error", "message": NOT_FINITE}}
+        if route == "/v1/messages"
+        else openai_error(NOT_FINITE)
+    )
+    assert answer == (400, error, False)
+    assert seen == []

@@ -10,9 +10,11 @@ upstream's).  Errors carry an OpenAI-style body, or an Anthropic-style one on
 the Messages routes, also for what ``http.server`` itself refuses (a malformed
 request line, an unsupported method: 405); nothing a client sends can take the
 server down.  A body is refused with 400 when it is not JSON, nests deeper than
-``MAX_DEPTH`` or holds a lone surrogate (valid JSON, but not text that can be
-encoded).  Error bodies never repeat what the client sent: a 500 says only that
-the server failed, and the log has the details.
+``MAX_DEPTH``, holds a lone surrogate (valid JSON, but not text that can be
+encoded) or a number that is not finite (``NaN``, ``Infinity``, ``1e999``:
+Python's ``json`` reads them, but no range check can refuse a ``NaN``).  Error
+bodies never repeat what the client sent: a 500 says only that the server
+failed, and the log has the details.
 
 A response sent before the request's body was read (a refused ``Content-Length``,
 a ``Transfer-Encoding``, a route that takes no body) closes the connection: the
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from collections.abc import Iterable, Mapping
 from email.message import Message
@@ -45,6 +48,7 @@ __all__ = [
     "check_json",
     "error_body",
     "header_pairs",
+    "parse_json",
 ]
 
 log = logging.getLogger("toolmend.engine")
@@ -91,6 +95,40 @@ def check_json(value: Any) -> None:
                 stack.extend((v, depth + 1) for v in item.values())
             else:
                 stack.extend((v, depth + 1) for v in item)
+
+
+class _NotFinite(Exception):
+    """Raised inside the JSON parser; not a ``ValueError``, so the parser does not wrap it."""
+
+
+def _refuse_constant(_name: str) -> Any:
+    raise _NotFinite
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotFinite
+    return value
+
+
+def parse_json(data: bytes) -> Any:
+    """A request body as JSON, as the server and the proxy read it.
+
+    Raises :class:`BodyError` (400) for what parses but must not be used: nesting deeper
+    than ``MAX_DEPTH``, a lone surrogate, a number that is not finite; ``ValueError`` or
+    ``UnicodeDecodeError`` when ``data`` is not JSON at all.
+    """
+    try:
+        body = json.loads(data, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except _NotFinite:
+        raise BodyError(
+            400, "the request body holds a number that is not finite (NaN, Infinity, 1e999)"
+        ) from None
+    except RecursionError:
+        raise BodyError(400, f"the request body nests deeper than {MAX_DEPTH} levels") from None
+    check_json(body)
+    return body
 
 
 def body_length(headers: Message) -> int:
@@ -214,13 +252,11 @@ class JsonHandler(BaseHTTPRequestHandler):
         if not data:
             raise BodyError(400, "the request body is empty; send a JSON object")
         try:
-            body = json.loads(data)
+            return parse_json(data)
+        except BodyError:
+            raise
         except (ValueError, UnicodeDecodeError) as exc:
             raise BodyError(400, f"the request body is not valid JSON: {exc}") from None
-        except RecursionError:
-            raise BodyError(400, f"the request body nests deeper than {MAX_DEPTH} levels") from None
-        check_json(body)
-        return body
 
     def send_bytes(
         self, status: int, data: bytes, content_type: str, headers: Headers | None = None

@@ -2,8 +2,11 @@
 
 Chat Completions, Responses and Anthropic Messages bodies (and ``count_tokens``,
 so a count matches what the model will read) are rewritten by the layer (the field
-``tool_errors`` is removed before forwarding, since upstreams do not know it);
-every other request, whatever its method, is forwarded unchanged.  ``/health``
+``tool_errors`` is removed before forwarding, since upstreams do not know it); such
+a body that is JSON but nests too deeply, holds a lone surrogate or a number that
+is not finite (``NaN``) is refused with 400 as the server refuses it, while one
+that is not JSON at all is forwarded for the upstream to refuse; every other
+request, whatever its method, is forwarded unchanged.  ``/health``
 is answered by the proxy itself: it says the proxy is up, not the upstream.
 The upstream's status, headers (each once, the upstream's ``Date`` and
 ``Server`` included), body and stream pass through as they come; a response to
@@ -29,7 +32,7 @@ from urllib.parse import urlsplit
 
 from toolmend import ContextPolicy, Form, telemetry
 
-from .httpbase import MAX_DEPTH, BodyError, JsonHandler, Server, check_json
+from .httpbase import BodyError, JsonHandler, Server, parse_json
 from .layer import HEADER, apply_layer, choose_form, header_value
 
 __all__ = ["ProxyServer", "Upstream", "make_proxy"]
@@ -240,12 +243,11 @@ class ProxyHandler(JsonHandler):
 
     def _layer(self, data: bytes, fmt: str) -> tuple[bytes, list[tuple[str, str]]]:
         try:
-            body = json.loads(data)
+            body = parse_json(data)
+        except BodyError:
+            raise
         except (ValueError, UnicodeDecodeError):
             return data, []
-        except RecursionError:
-            raise BodyError(400, f"the request body nests deeper than {MAX_DEPTH} levels") from None
-        check_json(body)
         if not isinstance(body, dict):
             return data, []
         had_field = "tool_errors" in body
