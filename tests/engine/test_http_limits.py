@@ -8,21 +8,27 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from engine_fakes import FakeModel, Seen, echo_or_call, recording_upstream, running
 
-from toolmend_engine.httpbase import MAX_BODY
+from toolmend_engine.httpbase import MAX_BODY, Limits
 from toolmend_engine.proxy import make_proxy
 from toolmend_engine.server import make_server
 from toolmend_engine.service import ChatEngine
 
 WAIT = 5.0
 """Seconds a test waits for the server to answer or to close; only reached on failure."""
+SHORT = 0.3
+"""The timeout under test, in seconds: far below ``WAIT``."""
+LONG = 60.0
+"""The timeouts not under test: never reached while a test runs."""
 
 
 def address(url: str) -> tuple[str, int]:
@@ -208,4 +214,202 @@ def test_numbers_that_are_not_finite_are_refused(
         else openai_error(NOT_FINITE)
     )
     assert answer == (400, error, False)
+    assert seen == []
+
+
+# -- item 11: timeouts and the connection limit -----------------------------------------
+
+Start = Callable[[Limits], tuple[str, list[Seen]]]
+
+
+@pytest.fixture(params=["serve", "proxy"])
+def start(request: pytest.FixtureRequest) -> Iterator[Start]:
+    """Starts ``serve`` or ``proxy`` (before a recording upstream) with the given limits."""
+    with ExitStack() as stack:
+
+        def started(limits: Limits) -> tuple[str, list[Seen]]:
+            if request.param == "serve":
+                engine = ChatEngine(FakeModel(echo_or_call))
+                return stack.enter_context(running(make_server(engine, port=0, limits=limits))), []
+            upstream, seen = recording_upstream()
+            base = stack.enter_context(running(upstream))
+            proxy = make_proxy(base + "/v1", port=0, limits=limits)
+            return stack.enter_context(running(proxy)), seen
+
+        yield started
+
+
+def trickle(sock: socket.socket, data: bytes) -> int:
+    """Send ``data`` a byte at a time while the server keeps silent and the connection open.
+
+    Returns how many bytes went out before the server answered or closed (all of
+    them: it did neither while they were sent).
+    """
+    for sent, byte in enumerate(data):
+        sock.settimeout(0.02)
+        try:
+            answer = sock.recv(1, socket.MSG_PEEK)
+        except TimeoutError:
+            answer = None
+        except ConnectionError:
+            return sent
+        if answer is not None:
+            return sent
+        try:
+            sock.sendall(bytes([byte]))
+        except ConnectionError:
+            return sent
+    return len(data)
+
+
+def limits(**changed: float) -> Limits:
+    """Every timeout long but those ``changed``."""
+    base = {"header_timeout": LONG, "body_timeout": LONG, "idle_timeout": LONG,
+            "write_timeout": LONG}  # fmt: skip
+    return Limits(**{**base, **changed})  # type: ignore[arg-type]
+
+
+def test_a_silent_connection_is_closed_after_the_header_timeout(start: Start) -> None:
+    url, seen = start(limits(header_timeout=SHORT))
+    with socket.create_connection(address(url), timeout=WAIT) as sock:
+        assert read_until_close(sock) == (b"", True)
+    assert seen == []
+
+
+def test_partial_headers_are_cut_off_after_the_header_timeout(start: Start) -> None:
+    url, seen = start(limits(header_timeout=SHORT))
+    with socket.create_connection(address(url), timeout=WAIT) as sock:
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")
+        assert read_until_close(sock) == (b"", True)
+    assert seen == []
+
+
+def test_the_header_timeout_is_a_deadline_not_a_pause(start: Start) -> None:
+    """A byte every 20 ms never pauses for the timeout, yet the headers run out of time."""
+    url, seen = start(limits(header_timeout=SHORT))
+    request = b"GET /health HTTP/1.1\r\nX-Slow: " + b"x" * 2000 + b"\r\n\r\n"
+    with socket.create_connection(address(url), timeout=WAIT) as sock:
+        sent = trickle(sock, request)
+        assert sent < len(request)
+        assert read_until_close(sock) == (b"", True)
+    assert seen == []
+
+
+def test_an_idle_kept_alive_connection_is_closed_after_the_idle_timeout(start: Start) -> None:
+    url, _ = start(limits(idle_timeout=SHORT))
+    with socket.create_connection(address(url), timeout=WAIT) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        data, closed = read_until_close(sock)
+    response = first_response(data)
+    assert (response.status, response.json, response.rest) == (200, {"status": "ok"}, b"")
+    assert response.header("Connection") == []
+    assert closed
+
+
+def test_a_slow_body_is_a_408_after_the_body_timeout(start: Start) -> None:
+    url, seen = start(limits(body_timeout=SHORT))
+    with socket.create_connection(address(url), timeout=WAIT) as sock:
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 2000\r\n\r\n")
+        assert trickle(sock, b" " * 2000) < 2000
+        data, closed = read_until_close(sock)
+    response = first_response(data)
+    message = f"the request body did not arrive within {SHORT} s"
+    assert (response.status, response.json, response.rest) == (408, openai_error(message), b"")
+    assert response.header("Connection") == ["close"]
+    assert closed
+    assert seen == []
+
+
+def test_connections_beyond_the_limit_are_answered_503(start: Start) -> None:
+    url, _ = start(Limits(max_connections=2, header_timeout=LONG))
+    with ExitStack() as stack:
+        held = [stack.enter_context(socket.create_connection(address(url))) for _ in range(2)]
+        data, closed = exchange(url, b"")
+        assert closed
+        response = first_response(data)
+        message = "the server is busy: 2 connections are open; retry later"
+        body = {"error": {"message": message, "type": "server_error", "param": None,
+                          "code": None}}  # fmt: skip
+        assert (response.status, response.json, response.rest) == (503, body, b"")
+        assert response.header("Connection") == ["close"]
+        assert response.header("Retry-After") == ["1"]
+        assert closed
+        held[0].sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        held[0].settimeout(WAIT)
+        assert first_response(held[0].recv(65536)).status == 200
+        held[1].close()
+        statuses = []
+        for _ in range(100):  # the slot frees once the server has seen the close
+            data, _ = exchange(url, b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n")
+            statuses.append(first_response(data).status)
+            if statuses[-1] == 200:
+                break
+        assert statuses[-1] == 200
+        assert set(statuses[:-1]) <= {503}
+
+
+LIMIT_OPTIONS = ["--max-connections", "3", "--header-timeout", "1.5", "--body-timeout", "2",
+                 "--idle-timeout", "4", "--write-timeout", "0.5"]  # fmt: skip
+CHOSEN = Limits(max_connections=3, header_timeout=1.5, body_timeout=2.0, idle_timeout=4.0,
+                write_timeout=0.5)  # fmt: skip
+
+
+class _Model(FakeModel):
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("options", [LIMIT_OPTIONS, []], ids=["chosen", "defaults"])
+def test_serve_and_proxy_take_the_limits_from_the_command_line(
+    monkeypatch: pytest.MonkeyPatch, options: list[str]
+) -> None:
+    from toolmend_engine import cli
+    from toolmend_engine.proxy import ProxyServer
+    from toolmend_engine.server import EngineServer
+
+    started: list[Limits] = []
+    for kind in (EngineServer, ProxyServer):
+        monkeypatch.setattr(kind, "serve_forever", lambda self: started.append(self.limits))
+    monkeypatch.setattr(cli, "_load_model", lambda _args: _Model())
+    monkeypatch.setattr(logging.getLogger("toolmend"), "level", logging.NOTSET)
+    assert cli.main(["serve", "--port", "0", *options]) == 0
+    assert cli.main(["proxy", "--upstream", "http://127.0.0.1:9/v1", "--port", "0", *options]) == 0
+    assert started == [CHOSEN if options else Limits()] * 2
+
+
+@pytest.mark.parametrize("option", ["--header-timeout", "--write-timeout"])
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
+def test_a_timeout_must_be_a_positive_number_of_seconds(
+    capsys: pytest.CaptureFixture[str], option: str, value: str
+) -> None:
+    from toolmend_engine.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["proxy", "--upstream", "http://127.0.0.1:9/v1", option, value])
+    assert exited.value.code == 2
+    assert f"expected a positive number of seconds, got {value!r}" in capsys.readouterr().err
+
+
+# -- the limits http.server sets (the README's Limits table) ---------------------------
+
+FIXED = [
+    pytest.param(b"GET /" + b"x" * 65536 + b" HTTP/1.1\r\n\r\n", 414, "Request-URI Too Long",
+                 id="request-line"),
+    pytest.param(b"GET /health HTTP/1.1\r\nX-Long: " + b"x" * 65536 + b"\r\n\r\n", 431,
+                 "Line too long", id="header-line"),
+    pytest.param(b"GET /health HTTP/1.1\r\n" + b"X-Many: 1\r\n" * 101 + b"\r\n", 431,
+                 "Too many headers", id="header-count"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("request_bytes", "status", "message"), FIXED)
+def test_oversized_request_heads_are_refused_and_closed(
+    target: tuple[str, list[Seen]], request_bytes: bytes, status: int, message: str
+) -> None:
+    url, seen = target
+    data, closed = exchange(url, request_bytes)
+    response = first_response(data)
+    assert (response.status, response.json, response.rest) == (status, openai_error(message), b"")
+    assert response.header("Connection") == ["close"]
+    assert closed
     assert seen == []

@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 from toolmend import ContextPolicy, Form, telemetry
 
-from .httpbase import BodyError, JsonHandler, Server, parse_json
+from .httpbase import BodyError, ClientGone, JsonHandler, Limits, Server, parse_json
 from .layer import HEADER, apply_layer, choose_form, header_value
 
 __all__ = ["ProxyServer", "Upstream", "make_proxy"]
@@ -174,12 +174,13 @@ class ProxyServer(Server):
         form: Form | None,
         timeout: float,
         context: ContextPolicy | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.upstream = Upstream(upstream, timeout)
         self.form = form
         self.context = context
         self.timeout = timeout
-        super().__init__(address, ProxyHandler)
+        super().__init__(address, ProxyHandler, limits)
 
     def server_close(self) -> None:
         """Close the server and its upstream connections."""
@@ -195,6 +196,7 @@ def make_proxy(
     port: int = 8081,
     timeout: float = 600.0,
     context: ContextPolicy | None = None,
+    limits: Limits | None = None,
 ) -> ProxyServer:
     """A proxy to ``upstream`` (its base URL, with or without ``/v1``).
 
@@ -207,8 +209,9 @@ def make_proxy(
         port: The port to listen on.
         timeout: Seconds to wait for the upstream server.
         context: The core's policy for errors in context.
+        limits: Connections and timeouts towards clients (default ``Limits()``).
     """
-    return ProxyServer((host, port), upstream, form, timeout, context)
+    return ProxyServer((host, port), upstream, form, timeout, context, limits)
 
 
 class ProxyHandler(JsonHandler):
@@ -297,8 +300,8 @@ class ProxyHandler(JsonHandler):
             return
         try:
             self._relay(response, extra)
-        except (BrokenPipeError, ConnectionResetError):
-            log.info("toolmend-engine proxy: client went away")
+        except ClientGone:
+            log.info("toolmend-engine proxy: the client went away or stopped reading")
             self.close_connection = True
             connection.close()
         except (OSError, HTTPException):

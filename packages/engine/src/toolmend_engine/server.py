@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from toolmend import telemetry
 
 from .errors import BadRequest
-from .httpbase import BodyError, JsonHandler, Server
+from .httpbase import BodyError, JsonHandler, Limits, Server
 from .layer import HEADER, header_value
 from .protocol import parse_anthropic, parse_chat
 from .responses import anthropic_body, anthropic_events, chat_body, chat_chunks
@@ -37,20 +37,29 @@ log = logging.getLogger("toolmend.engine")
 class EngineServer(Server):
     """The engine's HTTP server: OpenAI, Anthropic and Responses routes on one model."""
 
-    def __init__(self, address: tuple[str, int], engine: ChatEngine) -> None:
+    def __init__(
+        self, address: tuple[str, int], engine: ChatEngine, limits: Limits | None = None
+    ) -> None:
         self.engine = engine
-        super().__init__(address, EngineHandler)
+        super().__init__(address, EngineHandler, limits)
 
 
-def make_server(engine: ChatEngine, host: str = "127.0.0.1", port: int = 8080) -> EngineServer:
+def make_server(
+    engine: ChatEngine,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    *,
+    limits: Limits | None = None,
+) -> EngineServer:
     """A server bound to ``host:port`` (port 0 picks a free one); call ``serve_forever``.
 
     Args:
         engine: The engine that answers.
         host: The address to listen on.
         port: The port to listen on (0: a free one).
+        limits: Connections and timeouts (default ``Limits()``).
     """
-    return EngineServer((host, port), engine)
+    return EngineServer((host, port), engine, limits)
 
 
 def _render_body(prepared: Prepared) -> dict[str, Any]:
@@ -126,8 +135,9 @@ class EngineHandler(JsonHandler):
             self.send_error_json(
                 exc.status, exc.message, param=exc.param, code=exc.code, headers=self._headers
             )
-        except (BrokenPipeError, ConnectionResetError):
-            log.info("toolmend-engine: client went away")
+        except ConnectionError:
+            log.info("toolmend-engine: the client went away or stopped reading")
+            self.close_connection = True
         except Exception:
             log.exception("toolmend-engine: request failed")
             if self._streaming:
