@@ -84,7 +84,7 @@ ANTHROPIC_TOOLS: list[Any] = [{"name": "get_order", "input_schema": {"type": "ob
 
 
 class FakeModel:
-    """Replies ``respond(prompt)`` in pieces of three characters, then ends the turn."""
+    """Replies ``respond(prompt)`` in pieces of ``piece`` characters, then ends the turn."""
 
     name = "fake-model"
     n_ctx = 4096
@@ -92,8 +92,11 @@ class FakeModel:
     bos_text = ""
     eos_text = "<|im_end|>"
 
-    def __init__(self, respond: Callable[[str], str] | str = "Hello there.") -> None:
+    def __init__(
+        self, respond: Callable[[str], str] | str = "Hello there.", *, piece: int = PIECE
+    ) -> None:
         self.respond = respond if callable(respond) else (lambda _prompt, text=respond: text)
+        self.piece = piece
         self.lock = threading.Lock()
         self.prompts: list[str] = []
         self.grammars: list[str | None] = []
@@ -113,7 +116,7 @@ class FakeModel:
         self.prompts.append(prompt)
         self.grammars.append(grammar)
         reply = self.respond(prompt)
-        pieces = [reply[i : i + PIECE] for i in range(0, len(reply), PIECE)]
+        pieces = [reply[i : i + self.piece] for i in range(0, len(reply), self.piece)]
         for piece in pieces[:max_tokens]:
             yield Step(ord(piece[0]), piece.encode(), -0.25, False, TOP[:top_logprobs])
         if len(pieces) < max_tokens:

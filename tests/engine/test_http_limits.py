@@ -10,7 +10,9 @@ import http.client
 import json
 import logging
 import socket
-from collections.abc import Callable, Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +21,7 @@ import pytest
 from engine_fakes import FakeModel, Seen, echo_or_call, recording_upstream, running
 
 from toolmend_engine.httpbase import MAX_BODY, Limits
+from toolmend_engine.inference import Step
 from toolmend_engine.proxy import make_proxy
 from toolmend_engine.server import make_server
 from toolmend_engine.service import ChatEngine
@@ -50,6 +53,16 @@ def read_until_close(sock: socket.socket, wait: float = WAIT) -> tuple[bytes, bo
         if not chunk:
             return data, True
         data += chunk
+
+
+def eventually(condition: Callable[[], bool]) -> bool:
+    """Whether ``condition`` holds within ``WAIT`` (polled every 10 ms)."""
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def exchange(url: str, data: bytes) -> tuple[bytes, bool]:
@@ -413,3 +426,137 @@ def test_oversized_request_heads_are_refused_and_closed(
     assert response.header("Connection") == ["close"]
     assert closed
     assert seen == []
+
+
+# -- item 6: a client that stops reading a stream holds neither the model nor its thread --
+
+BIG = 16 * 2**20
+"""A reply far larger than the socket buffers between the server and a client."""
+STREAMS: dict[str, dict[str, Any]] = {
+    "/v1/chat/completions": {"stream": True, "max_tokens": 64,
+                             "messages": [{"role": "user", "content": "stall"}]},
+    "/v1/messages": {"stream": True, "max_tokens": 64,
+                     "messages": [{"role": "user", "content": "stall"}]},
+    "/v1/responses": {"stream": True, "max_output_tokens": 64, "input": "stall"},
+}  # fmt: skip
+
+
+def _big_or_ok(prompt: str) -> str:
+    return "x" * BIG if "stall" in prompt else "ok"
+
+
+@pytest.fixture(params=["serve", "proxy"])
+def streaming(
+    request: pytest.FixtureRequest,
+) -> Iterator[Callable[[Limits], tuple[str, FakeModel]]]:
+    """Starts ``serve`` over a model that streams 16 MiB when asked to, or a proxy before it."""
+    with ExitStack() as stack:
+
+        def started(limits: Limits) -> tuple[str, FakeModel]:
+            model = FakeModel(_big_or_ok, piece=2**20)
+            server = make_server(ChatEngine(model), port=0, limits=limits)
+            url = stack.enter_context(running(server))
+            if request.param == "proxy":
+                url = stack.enter_context(running(make_proxy(url, port=0, limits=limits)))
+            return url, model
+
+        yield started
+
+
+def stall(url: str, route: str, model: FakeModel) -> socket.socket:
+    """A client that asks for a large stream, reads none of it, and a model generating it."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    sock.connect(address(url))
+    body = json.dumps(STREAMS[route]).encode()
+    head = f"POST {route} HTTP/1.1\r\nContent-Length: {len(body)}\r\n\r\n"
+    sock.sendall(head.encode() + body)
+    assert eventually(lambda: bool(model.prompts))
+    assert len(model.prompts) == 1
+    return sock
+
+
+def logged(caplog: pytest.LogCaptureFixture, text: str) -> Callable[[], bool]:
+    return lambda: any(text in message for message in caplog.messages)
+
+
+@pytest.mark.parametrize("route", STREAMS)
+def test_a_client_that_stops_reading_does_not_hold_the_model(
+    streaming: Callable[[Limits], tuple[str, FakeModel]], route: str
+) -> None:
+    url, model = streaming(limits())
+    with stall(url, route, model):
+        connection = http.client.HTTPConnection(*address(url), timeout=WAIT)
+        try:
+            connection.request("POST", "/v1/chat/completions", json.dumps(
+                {"messages": [{"role": "user", "content": "hi"}]}))  # fmt: skip
+            response = connection.getresponse()
+            reply = json.loads(response.read())
+        finally:
+            connection.close()
+    assert response.status == 200
+    assert reply["choices"][0]["message"]["content"] == "ok"
+    assert len(model.prompts) == 2
+
+
+@pytest.mark.parametrize("route", STREAMS)
+def test_a_client_that_stops_reading_is_cut_off_after_the_write_timeout(
+    streaming: Callable[[Limits], tuple[str, FakeModel]],
+    route: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="toolmend.engine")
+    url, model = streaming(limits(write_timeout=SHORT))
+    with stall(url, route, model) as sock:
+        assert eventually(logged(caplog, "stopped reading"))
+        data, closed = read_until_close(sock)
+    assert closed
+    assert b"200 OK" in data.split(b"\r\n", 1)[0]
+    assert len(data) < BIG
+    assert not data.endswith(b"0\r\n\r\n")
+
+
+class Gated(FakeModel):
+    """Generates 16 MiB in 16 steps, then waits for ``gate`` before each of 48 more."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.steps = 0
+
+    def generate(
+        self,
+        tokens: Sequence[int],
+        max_tokens: int,
+        *,
+        top_logprobs: int = 0,
+        grammar: str | None = None,
+    ) -> Iterator[Step]:
+        self.prompts.append("".join(chr(t) for t in tokens))
+        for i in range(64):
+            if i >= 16:
+                assert self.gate.wait(WAIT)
+            self.steps += 1
+            yield Step(120, b"x" * (2**20 if i < 16 else 1), -0.25, False, ())
+        yield Step(0, b"", -0.1, True)
+
+
+def test_a_stalled_stream_stops_its_generation_and_frees_the_model(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="toolmend.engine")
+    model = Gated()
+    server = make_server(ChatEngine(model), port=0, limits=limits(write_timeout=SHORT))
+    with running(server) as url, stall(url, "/v1/chat/completions", model):
+        assert eventually(logged(caplog, "stopping its generation"))
+        assert model.steps == 16
+        model.gate.set()
+        assert eventually(lambda: _free(model.lock))
+        assert model.steps == 17
+
+
+def _free(lock: threading.Lock) -> bool:
+    if not lock.acquire(blocking=False):
+        return False
+    lock.release()
+    return True
