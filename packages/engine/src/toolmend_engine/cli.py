@@ -304,7 +304,8 @@ def _proxy(args: argparse.Namespace) -> int:
         print(f"toolmend-engine proxy: {exc}", file=sys.stderr)
         return 2
     print(
-        f"toolmend-engine: proxy on http://{args.host}:{server.server_port} -> {args.upstream}",
+        f"toolmend-engine: proxy on http://{args.host}:{server.server_port} -> "
+        f"{server.upstream.base}",
         file=sys.stderr,
     )
     try:

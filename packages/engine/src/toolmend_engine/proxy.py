@@ -19,23 +19,30 @@ so a short request costs the proxy about a millisecond rather than a TCP
 handshake and a delayed ACK.  A request that fails on a reused connection
 before any answer (the upstream closed it while idle) is sent once more on a
 new one.
+
+Credentials in the upstream URL (``http://user:pass@host/v1``) never leave
+towards the upstream in ``Host`` nor towards anyone in a body or a log: the URL
+is shown without them.  They are sent to the upstream as ``Authorization:
+Basic``, on requests whose client sent no ``Authorization`` of its own (a
+client's own credentials pass unchanged).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import socket
 import threading
 from http.client import HTTPConnection, HTTPException, HTTPResponse, HTTPSConnection
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from toolmend import ContextPolicy, Form, telemetry
 
 from .httpbase import BodyError, ClientGone, JsonHandler, Limits, Server, parse_json
 from .layer import HEADER, apply_layer, choose_form, header_value
 
-__all__ = ["ProxyServer", "Upstream", "make_proxy"]
+__all__ = ["ProxyServer", "Upstream", "make_proxy", "without_credentials"]
 
 log = logging.getLogger("toolmend.engine")
 
@@ -69,6 +76,21 @@ _IDLE_LIMIT = 32
 """Idle upstream connections kept for reuse."""
 
 
+def without_credentials(url: str) -> str:
+    """``url`` without the ``user:password@`` of its authority, for logs and error bodies."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+
+
+def _basic_authorization(parts: SplitResult) -> str | None:
+    """The ``Authorization`` value for the URL's credentials (percent-decoded), if any."""
+    if "@" not in parts.netloc:
+        return None
+    user, password = unquote(parts.username or ""), unquote(parts.password or "")
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    return f"Basic {token}"
+
+
 class _Connection(HTTPConnection):
     def connect(self) -> None:
         super().connect()
@@ -85,12 +107,15 @@ class Upstream:
     """The upstream server: its base URL and a pool of kept-alive connections."""
 
     def __init__(self, base: str, timeout: float) -> None:
-        self.base = base.rstrip("/")
-        parts = urlsplit(self.base)
+        base = base.rstrip("/")
+        self.base = without_credentials(base)
+        """The URL as logs and error bodies show it."""
+        parts = urlsplit(base)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"the upstream must be an http(s) URL, got {base!r}")
+            raise ValueError(f"the upstream must be an http(s) URL, got {self.base!r}")
         self.tls = parts.scheme == "https"
-        self.netloc = parts.netloc
+        self.netloc = parts.netloc.rpartition("@")[2]
+        self.authorization = _basic_authorization(parts)
         self.host = parts.hostname
         self.port = parts.port or (443 if self.tls else 80)
         self.prefix = parts.path
@@ -146,6 +171,8 @@ class Upstream:
                 connection.putheader("Host", self.netloc)
                 for name, value in headers:
                     connection.putheader(name, value)
+                if self.authorization and not any(n.lower() == "authorization" for n, _ in headers):
+                    connection.putheader("Authorization", self.authorization)
                 if body is not None:
                     connection.putheader("Content-Length", str(len(body)))
                 connection.endheaders(body)
