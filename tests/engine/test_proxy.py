@@ -228,3 +228,19 @@ def test_upstream_credentials_stay_out_of_the_proxys_own_output(
     assert err.endswith(printed)
     assert "s3cr" not in err
     assert "user" not in err
+
+
+def test_an_upstream_that_never_answers_is_a_502_after_the_timeout() -> None:
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        with running(make_proxy(f"http://127.0.0.1:{port}/v1", port=0, timeout=0.3)) as url:
+            status, _, body = _post(url + "/v1/models", b"{}")
+    assert status == 502
+    assert body["error"] == {
+        "message": f"upstream http://127.0.0.1:{port}/v1 unreachable: timed out",
+        "type": "upstream_error",
+        "param": None,
+        "code": None,
+    }
