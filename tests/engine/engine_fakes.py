@@ -10,7 +10,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from http.server import ThreadingHTTPServer
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from toolmend_engine.inference import Step, TopLogprob
@@ -82,7 +83,7 @@ ANTHROPIC_TOOLS: list[Any] = [{"name": "get_order", "input_schema": {"type": "ob
 
 
 class FakeModel:
-    """Replies ``respond(prompt)`` in pieces of three characters, then ends the turn."""
+    """Replies ``respond(prompt)`` in pieces of ``piece`` characters, then ends the turn."""
 
     name = "fake-model"
     n_ctx = 4096
@@ -90,8 +91,11 @@ class FakeModel:
     bos_text = ""
     eos_text = "<|im_end|>"
 
-    def __init__(self, respond: Callable[[str], str] | str = "Hello there.") -> None:
+    def __init__(
+        self, respond: Callable[[str], str] | str = "Hello there.", *, piece: int = PIECE
+    ) -> None:
         self.respond = respond if callable(respond) else (lambda _prompt, text=respond: text)
+        self.piece = piece
         self.lock = threading.Lock()
         self.prompts: list[str] = []
         self.grammars: list[str | None] = []
@@ -111,7 +115,7 @@ class FakeModel:
         self.prompts.append(prompt)
         self.grammars.append(grammar)
         reply = self.respond(prompt)
-        pieces = [reply[i : i + PIECE] for i in range(0, len(reply), PIECE)]
+        pieces = [reply[i : i + self.piece] for i in range(0, len(reply), self.piece)]
         for piece in pieces[:max_tokens]:
             yield Step(ord(piece[0]), piece.encode(), -0.25, False, TOP[:top_logprobs])
         if len(pieces) < max_tokens:
@@ -151,3 +155,44 @@ RESPONSES_FAILED: list[Any] = [
     {"type": "function_call_output", "call_id": "c1", "output": "Error: 503 Service Unavailable"},
 ]
 """``FAILED`` as Responses input items."""
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One request as an upstream received it: every header as sent, repeats included."""
+
+    method: str
+    path: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+    def header(self, name: str) -> list[str]:
+        """Every value of the header ``name`` (any case), in order."""
+        return [v for k, v in self.headers if k.lower() == name.lower()]
+
+
+def recording_upstream() -> tuple[ThreadingHTTPServer, list[Seen]]:
+    """An upstream that answers every method with ``{"ok": true}`` and records each request."""
+    seen: list[Seen] = []
+
+    class Recording(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _answer(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            seen.append(Seen(self.command, self.path, tuple(self.headers.items()), body))
+            data = b'{"ok": true}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _answer
+
+    return ThreadingHTTPServer(("127.0.0.1", 0), Recording), seen

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import http.client
 import json
+import logging
 import socket
 import urllib.error
 import urllib.request
@@ -11,7 +14,15 @@ from typing import Any
 
 import openai
 import pytest
-from engine_fakes import ANTHROPIC_FAILED, FAILED, NOTE, TOOLS, FakeModel, running
+from engine_fakes import (
+    ANTHROPIC_FAILED,
+    FAILED,
+    NOTE,
+    TOOLS,
+    FakeModel,
+    recording_upstream,
+    running,
+)
 
 from toolmend import Form
 from toolmend_engine.proxy import make_proxy
@@ -148,3 +159,88 @@ def test_unreachable_upstream_is_a_502() -> None:
     )
     assert body["error"]["type"] == "upstream_error"
     assert body["error"]["message"].startswith(f"upstream http://127.0.0.1:{port}/v1 unreachable: ")
+
+
+# -- credentials in the upstream URL (issue 29, item 8) -----------------------------------
+
+SECRET = "s3cr@t"
+"""The password in the upstream URL, percent-encoded there as ``s3cr%40t``."""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+def test_upstream_credentials_go_in_authorization_never_in_host() -> None:
+    upstream, seen = recording_upstream()
+    with running(upstream) as base:
+        host = base.removeprefix("http://")
+        with running(make_proxy(f"http://user:s3cr%40t@{host}/v1", port=0)) as url:
+            connection = http.client.HTTPConnection(url.removeprefix("http://"))
+            try:
+                for headers in ({}, {"Authorization": "Bearer the-client's"}):
+                    connection.request("GET", "/v1/models", headers=headers)
+                    response = connection.getresponse()
+                    assert (response.status, response.read()) == (200, b'{"ok": true}')
+            finally:
+                connection.close()
+    basic = "Basic " + base64.b64encode(f"user:{SECRET}".encode()).decode()
+    assert [(s.path, s.header("Host"), s.header("Authorization")) for s in seen] == [
+        ("/v1/models", [host], [basic]),
+        ("/v1/models", [host], ["Bearer the-client's"]),
+    ]
+
+
+def test_upstream_credentials_stay_out_of_the_502() -> None:
+    port = _free_port()
+    with running(make_proxy(f"http://user:s3cr%40t@127.0.0.1:{port}/v1", port=0)) as url:
+        status, _, body = _post(url + "/v1/chat/completions", json.dumps({"messages": []}).encode())
+    assert status == 502
+    message = body["error"]["message"]
+    assert message.startswith(f"upstream http://127.0.0.1:{port}/v1 unreachable: ")
+    assert "s3cr" not in json.dumps(body)
+    assert "user" not in message
+
+
+@pytest.mark.parametrize(
+    ("upstream", "printed"),
+    [
+        ("http://user:s3cr%40t@127.0.0.1:9/v1", " -> http://127.0.0.1:9/v1\n"),
+        ("ftp://user:s3cr%40t@127.0.0.1:9/v1", "got 'ftp://127.0.0.1:9/v1'\n"),
+    ],
+)
+def test_upstream_credentials_stay_out_of_the_proxys_own_output(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    upstream: str,
+    printed: str,
+) -> None:
+    from toolmend_engine.cli import main
+    from toolmend_engine.proxy import ProxyServer
+
+    monkeypatch.setattr(ProxyServer, "serve_forever", lambda self: None)
+    monkeypatch.setattr(logging.getLogger("toolmend"), "level", logging.NOTSET)
+    main(["proxy", "--upstream", upstream, "--port", "0"])
+    err = capsys.readouterr().err
+    assert err.endswith(printed)
+    assert "s3cr" not in err
+    assert "user" not in err
+
+
+def test_an_upstream_that_never_answers_is_a_502_after_the_timeout() -> None:
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        with running(make_proxy(f"http://127.0.0.1:{port}/v1", port=0, timeout=0.3)) as url:
+            status, _, body = _post(url + "/v1/models", b"{}")
+    assert status == 502
+    assert body["error"] == {
+        "message": f"upstream http://127.0.0.1:{port}/v1 unreachable: timed out",
+        "type": "upstream_error",
+        "param": None,
+        "code": None,
+    }

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import sys
 import time
@@ -18,6 +19,7 @@ from typing import Any
 from toolmend import Form, Kind
 from toolmend.integrations import add_context_options, context_from_options
 
+from .httpbase import Limits
 from .layer import FORM_CHOICES, header_value, parse_form
 from .scenarios import SITUATIONS, Situation
 
@@ -80,6 +82,64 @@ def _positive(value: str) -> int:
     return n
 
 
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {value!r}")
+    return seconds
+
+
+def _limit_options(parser: argparse.ArgumentParser) -> None:
+    """Connections and timeouts towards clients (``Limits``; the README's Limits section)."""
+    d = Limits()
+    parser.add_argument(
+        "--max-connections",
+        type=_positive,
+        default=d.max_connections,
+        help=f"connections served at once, a thread each; more are answered 503 "
+        f"({d.max_connections})",
+    )
+    parser.add_argument(
+        "--header-timeout",
+        type=_seconds,
+        default=d.header_timeout,
+        help=f"seconds for a request's line and headers; also for a new connection's first "
+        f"request ({d.header_timeout:g})",
+    )
+    parser.add_argument(
+        "--body-timeout",
+        type=_seconds,
+        default=d.body_timeout,
+        help=f"seconds for a request's whole body; 408 after ({d.body_timeout:g})",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=_seconds,
+        default=d.idle_timeout,
+        help=f"seconds a kept-alive connection may wait for its next request ({d.idle_timeout:g})",
+    )
+    parser.add_argument(
+        "--write-timeout",
+        type=_seconds,
+        default=d.write_timeout,
+        help=f"seconds a client may accept no byte of a response before it is cut off "
+        f"({d.write_timeout:g})",
+    )
+
+
+def _limits(args: argparse.Namespace) -> Limits:
+    return Limits(
+        max_connections=args.max_connections,
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
+        idle_timeout=args.idle_timeout,
+        write_timeout=args.write_timeout,
+    )
+
+
 def _limit(value: str) -> int | None:
     if value == "all":
         return None
@@ -122,6 +182,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--model-name", help="the id served by /v1/models (default: the file name)")
+    _limit_options(serve)
     add_context_options(serve)
 
     proxy = sub.add_parser("proxy", help="the layer in front of another OpenAI-compatible server")
@@ -132,6 +193,7 @@ def _parser() -> argparse.ArgumentParser:
     proxy.add_argument(
         "--timeout", type=float, default=600.0, help="seconds to wait for the upstream"
     )
+    _limit_options(proxy)
     add_context_options(proxy)
 
     ev = sub.add_parser("eval", help="score the delivery forms on synthetic failed calls")
@@ -206,7 +268,7 @@ def _serve(args: argparse.Namespace) -> int:
     engine = ChatEngine(
         model, form=args.tool_errors, name=args.model_name, context=context_from_options(args)
     )
-    server = make_server(engine, args.host, args.port)
+    server = make_server(engine, args.host, args.port, limits=_limits(args))
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: listening on {args.host}, reachable from other machines", file=sys.stderr)
     form = args.tool_errors.value if args.tool_errors else "off"
@@ -236,12 +298,14 @@ def _proxy(args: argparse.Namespace) -> int:
             port=args.port,
             timeout=args.timeout,
             context=context_from_options(args),
+            limits=_limits(args),
         )
     except ValueError as exc:
         print(f"toolmend-engine proxy: {exc}", file=sys.stderr)
         return 2
     print(
-        f"toolmend-engine: proxy on http://{args.host}:{server.server_port} -> {args.upstream}",
+        f"toolmend-engine: proxy on http://{args.host}:{server.server_port} -> "
+        f"{server.upstream.base}",
         file=sys.stderr,
     )
     try:

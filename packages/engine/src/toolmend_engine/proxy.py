@@ -2,8 +2,11 @@
 
 Chat Completions, Responses and Anthropic Messages bodies (and ``count_tokens``,
 so a count matches what the model will read) are rewritten by the layer (the field
-``tool_errors`` is removed before forwarding, since upstreams do not know it);
-every other request, whatever its method, is forwarded unchanged.  ``/health``
+``tool_errors`` is removed before forwarding, since upstreams do not know it); such
+a body that is JSON but nests too deeply, holds a lone surrogate or a number that
+is not finite (``NaN``) is refused with 400 as the server refuses it, while one
+that is not JSON at all is forwarded for the upstream to refuse; every other
+request, whatever its method, is forwarded unchanged.  ``/health``
 is answered by the proxy itself: it says the proxy is up, not the upstream.
 The upstream's status, headers (each once, the upstream's ``Date`` and
 ``Server`` included), body and stream pass through as they come; a response to
@@ -16,23 +19,30 @@ so a short request costs the proxy about a millisecond rather than a TCP
 handshake and a delayed ACK.  A request that fails on a reused connection
 before any answer (the upstream closed it while idle) is sent once more on a
 new one.
+
+Credentials in the upstream URL (``http://user:pass@host/v1``) never leave
+towards the upstream in ``Host`` nor towards anyone in a body or a log: the URL
+is shown without them.  They are sent to the upstream as ``Authorization:
+Basic``, on requests whose client sent no ``Authorization`` of its own (a
+client's own credentials pass unchanged).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import socket
 import threading
 from http.client import HTTPConnection, HTTPException, HTTPResponse, HTTPSConnection
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from toolmend import ContextPolicy, Form, telemetry
 
-from .httpbase import MAX_DEPTH, BodyError, JsonHandler, Server, check_json
+from .httpbase import BodyError, ClientGone, JsonHandler, Limits, Server, parse_json
 from .layer import HEADER, apply_layer, choose_form, header_value
 
-__all__ = ["ProxyServer", "Upstream", "make_proxy"]
+__all__ = ["ProxyServer", "Upstream", "make_proxy", "without_credentials"]
 
 log = logging.getLogger("toolmend.engine")
 
@@ -66,6 +76,21 @@ _IDLE_LIMIT = 32
 """Idle upstream connections kept for reuse."""
 
 
+def without_credentials(url: str) -> str:
+    """``url`` without the ``user:password@`` of its authority, for logs and error bodies."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+
+
+def _basic_authorization(parts: SplitResult) -> str | None:
+    """The ``Authorization`` value for the URL's credentials (percent-decoded), if any."""
+    if "@" not in parts.netloc:
+        return None
+    user, password = unquote(parts.username or ""), unquote(parts.password or "")
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    return f"Basic {token}"
+
+
 class _Connection(HTTPConnection):
     def connect(self) -> None:
         super().connect()
@@ -82,12 +107,15 @@ class Upstream:
     """The upstream server: its base URL and a pool of kept-alive connections."""
 
     def __init__(self, base: str, timeout: float) -> None:
-        self.base = base.rstrip("/")
-        parts = urlsplit(self.base)
+        base = base.rstrip("/")
+        self.base = without_credentials(base)
+        """The URL as logs and error bodies show it."""
+        parts = urlsplit(base)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"the upstream must be an http(s) URL, got {base!r}")
+            raise ValueError(f"the upstream must be an http(s) URL, got {self.base!r}")
         self.tls = parts.scheme == "https"
-        self.netloc = parts.netloc
+        self.netloc = parts.netloc.rpartition("@")[2]
+        self.authorization = _basic_authorization(parts)
         self.host = parts.hostname
         self.port = parts.port or (443 if self.tls else 80)
         self.prefix = parts.path
@@ -143,6 +171,8 @@ class Upstream:
                 connection.putheader("Host", self.netloc)
                 for name, value in headers:
                     connection.putheader(name, value)
+                if self.authorization and not any(n.lower() == "authorization" for n, _ in headers):
+                    connection.putheader("Authorization", self.authorization)
                 if body is not None:
                     connection.putheader("Content-Length", str(len(body)))
                 connection.endheaders(body)
@@ -171,12 +201,13 @@ class ProxyServer(Server):
         form: Form | None,
         timeout: float,
         context: ContextPolicy | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.upstream = Upstream(upstream, timeout)
         self.form = form
         self.context = context
         self.timeout = timeout
-        super().__init__(address, ProxyHandler)
+        super().__init__(address, ProxyHandler, limits)
 
     def server_close(self) -> None:
         """Close the server and its upstream connections."""
@@ -192,6 +223,7 @@ def make_proxy(
     port: int = 8081,
     timeout: float = 600.0,
     context: ContextPolicy | None = None,
+    limits: Limits | None = None,
 ) -> ProxyServer:
     """A proxy to ``upstream`` (its base URL, with or without ``/v1``).
 
@@ -204,8 +236,9 @@ def make_proxy(
         port: The port to listen on.
         timeout: Seconds to wait for the upstream server.
         context: The core's policy for errors in context.
+        limits: Connections and timeouts towards clients (default ``Limits()``).
     """
-    return ProxyServer((host, port), upstream, form, timeout, context)
+    return ProxyServer((host, port), upstream, form, timeout, context, limits)
 
 
 class ProxyHandler(JsonHandler):
@@ -240,12 +273,11 @@ class ProxyHandler(JsonHandler):
 
     def _layer(self, data: bytes, fmt: str) -> tuple[bytes, list[tuple[str, str]]]:
         try:
-            body = json.loads(data)
+            body = parse_json(data)
+        except BodyError:
+            raise
         except (ValueError, UnicodeDecodeError):
             return data, []
-        except RecursionError:
-            raise BodyError(400, f"the request body nests deeper than {MAX_DEPTH} levels") from None
-        check_json(body)
         if not isinstance(body, dict):
             return data, []
         had_field = "tool_errors" in body
@@ -295,8 +327,8 @@ class ProxyHandler(JsonHandler):
             return
         try:
             self._relay(response, extra)
-        except (BrokenPipeError, ConnectionResetError):
-            log.info("toolmend-engine proxy: client went away")
+        except ClientGone:
+            log.info("toolmend-engine proxy: the client went away or stopped reading")
             self.close_connection = True
             connection.close()
         except (OSError, HTTPException):

@@ -7,21 +7,27 @@ the layer's report instead of generating, so a client can see what the model
 reads; ``/v1/messages/count_tokens`` counts that prompt's tokens.  A request
 naming another model than the one served is a 404 (``model_not_found``).
 Requests are served one at a time by the model (a lock), while other
-connections wait; one failing request never affects the next.
+connections wait; one failing request never affects the next.  A stream is
+generated on a thread of its own while the handler writes it, so the lock is
+never held during a write: a client that stops reading delays no one, and
+when it takes no byte for ``write_timeout`` its generation stops.
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
+import queue
+import threading
 import time
-from collections.abc import Generator
-from typing import Any
+from collections.abc import Callable, Generator
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from toolmend import telemetry
 
 from .errors import BadRequest
-from .httpbase import BodyError, JsonHandler, Server
+from .httpbase import BodyError, ClientGone, JsonHandler, Limits, Server
 from .layer import HEADER, header_value
 from .protocol import parse_anthropic, parse_chat
 from .responses import anthropic_body, anthropic_events, chat_body, chat_chunks
@@ -37,20 +43,75 @@ log = logging.getLogger("toolmend.engine")
 class EngineServer(Server):
     """The engine's HTTP server: OpenAI, Anthropic and Responses routes on one model."""
 
-    def __init__(self, address: tuple[str, int], engine: ChatEngine) -> None:
+    def __init__(
+        self, address: tuple[str, int], engine: ChatEngine, limits: Limits | None = None
+    ) -> None:
         self.engine = engine
-        super().__init__(address, EngineHandler)
+        super().__init__(address, EngineHandler, limits)
 
 
-def make_server(engine: ChatEngine, host: str = "127.0.0.1", port: int = 8080) -> EngineServer:
+def make_server(
+    engine: ChatEngine,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    *,
+    limits: Limits | None = None,
+) -> EngineServer:
     """A server bound to ``host:port`` (port 0 picks a free one); call ``serve_forever``.
 
     Args:
         engine: The engine that answers.
         host: The address to listen on.
         port: The port to listen on (0: a free one).
+        limits: Connections and timeouts (default ``Limits()``).
     """
-    return EngineServer((host, port), engine)
+    return EngineServer((host, port), engine, limits)
+
+
+_Item = TypeVar("_Item")
+
+
+def _ahead(items: Generator[_Item, None, None]) -> Generator[_Item, None, None]:
+    """``items``, produced on a thread of their own as fast as they come.
+
+    A stream's items come from a generation that holds the model's lock until it
+    ends; written from the same thread, each chunk would hold the lock while the
+    client takes it, and a client that stops reading would stall every request.
+    The generation runs on ahead, its items queued (at most one reply); closing
+    this generator stops it at its next item, closes ``items`` (which releases
+    the lock) and waits for its thread.  An exception of ``items`` is raised here.
+    """
+    out: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                out.put((True, item))
+                if stop.is_set():
+                    break
+        except Exception as exc:
+            out.put((False, exc))
+        else:
+            out.put((False, None))
+        finally:
+            items.close()
+
+    thread = threading.Thread(
+        target=contextvars.copy_context().run, args=(produce,), name="toolmend-generation"
+    )
+    thread.start()
+    try:
+        while True:
+            more, value = out.get()
+            if not more:
+                if value is not None:
+                    raise value
+                return
+            yield value
+    finally:
+        stop.set()
+        thread.join()
 
 
 def _render_body(prepared: Prepared) -> dict[str, Any]:
@@ -126,8 +187,9 @@ class EngineHandler(JsonHandler):
             self.send_error_json(
                 exc.status, exc.message, param=exc.param, code=exc.code, headers=self._headers
             )
-        except (BrokenPipeError, ConnectionResetError):
-            log.info("toolmend-engine: client went away")
+        except ConnectionError:
+            log.info("toolmend-engine: the client went away or stopped reading")
+            self.close_connection = True
         except Exception:
             log.exception("toolmend-engine: request failed")
             if self._streaming:
@@ -168,8 +230,6 @@ class EngineHandler(JsonHandler):
             body = chat_body(completion, self.engine.name, created, request.logprobs)
             self.send_json(200, body, self._headers)
             return
-        self.start_stream(200, "text/event-stream", self._headers)
-        self._streaming = True
         chunks = chat_chunks(
             generation,
             f"chatcmpl-{generation.ident}",
@@ -178,11 +238,7 @@ class EngineHandler(JsonHandler):
             logprobs=request.logprobs,
             usage=request.include_usage,
         )
-        try:
-            for chunk in chunks:
-                self.write_sse(chunk)
-        finally:
-            chunks.close()
+        self._stream(chunks, self.write_sse)
         self.write_sse("[DONE]")
         self.end_stream()
 
@@ -202,15 +258,26 @@ class EngineHandler(JsonHandler):
             anthropic_events(generation, ident, self.engine.name, len(prepared.tokens))
         )
 
-    def _send_events(self, events: Generator[tuple[str, dict[str, Any]], None, None]) -> None:
-        """A stream of named server-sent events; the generator is closed whatever happens."""
+    def _stream(self, items: Generator[_Item, None, None], write: Callable[[_Item], None]) -> None:
+        """Start an event stream and write ``items`` as they are generated (see ``_ahead``).
+
+        The generation is stopped and closed whatever happens, a failed write included.
+        """
         self.start_stream(200, "text/event-stream", self._headers)
         self._streaming = True
+        produced = _ahead(items)
         try:
-            for event, data in events:
-                self.write_sse(data, event)
+            for item in produced:
+                write(item)
+        except ClientGone:
+            log.debug("toolmend-engine: the client stopped reading; stopping its generation")
+            raise
         finally:
-            events.close()
+            produced.close()
+
+    def _send_events(self, events: Generator[tuple[str, dict[str, Any]], None, None]) -> None:
+        """A stream of named server-sent events; the generator is closed whatever happens."""
+        self._stream(events, lambda named: self.write_sse(named[1], named[0]))
         self.end_stream()
 
     def _responses(self) -> None:
