@@ -19,6 +19,7 @@ from typing import Any, overload
 
 import pytest
 
+import notes
 from hostile import BEYOND, CYCLE, CYCLIC_SHOWN, DEEP_SHOWN, cyclic, nest
 from toolmend import (
     ContextPolicy,
@@ -78,10 +79,7 @@ def test_the_note_restates_the_arguments_within_the_bounds(arguments: Any, shown
 
 def test_the_note_of_a_cyclic_argument_names_the_cycle() -> None:
     note = compose_note("save", {"doc": cyclic()}, ERROR, GUIDE).text
-    assert note == (
-        'Note from the tool runtime: the last attempt called save with doc={"id":7,"self":'
-        f'"<cycle>"}} and it failed with: {ERROR}\n\n{GUIDE}'
-    )
+    assert note == notes.note("save", 'doc={"id":7,"self":"<cycle>"}', ERROR, GUIDE)
 
 
 def test_arguments_within_the_bounds_are_shown_as_they_were() -> None:
@@ -91,11 +89,11 @@ def test_arguments_within_the_bounds_are_shown_as_they_were() -> None:
     assert failure.to_dict()["arguments"] == {"doc": nest(15, [1, 2]), "tags": ["a", "b"]}
     note = compose_note("save", arguments, ERROR, GUIDE).text
     assert note.startswith(
-        "Note from the tool runtime: the last attempt called save with doc="
+        "Note from the tool runtime: the last attempt called save with `doc="
         + '{"a":[' * 15
         + "[1,2]"
         + "]}" * 15
-        + ', tags=["a","b"] and it failed with'
+        + ', tags=["a","b"]` and it failed with'
     )
     assert canonical(arguments) == json.dumps(arguments, sort_keys=True, separators=(",", ":"))
 
@@ -166,7 +164,11 @@ def test_a_conversation_whose_arguments_are_too_deep_to_parse_gets_its_note(code
     assert [d.rule for d in done.report.detections] == ["generic"]
     note = done.messages[-1]["content"]
     shown = "[" * 800 + "\n[... 199050 characters omitted ...]\n" + "]" * 150
-    assert note.startswith(f"Note from the tool runtime: the last attempt called save with {shown}")
+    lines = shown.split("\n")
+    assert note.startswith(
+        notes.HEADER + "save" + notes.QUOTED_BELOW + f"\n> arguments: {lines[0]}"
+    )
+    assert f"\n> {lines[1]}\n> {lines[2]}\n" in note
 
 
 # -- huge texts: the work does not grow with the size of one error -------------------
@@ -247,10 +249,7 @@ def test_a_ten_megabyte_error_is_read_by_its_head_and_tail(probe: Probe) -> None
     cut = len(filtered) - 1500 - 400
     quoted = f"{filtered[:1500]}\n[... {cut} characters omitted ...]\n{filtered[-400:]}"
     piled = PILE_UP.format(count=1, tool="fetch", error_class="transient")
-    assert note_of(done) == (
-        "Note from the tool runtime: the last attempt called fetch with no arguments and it "
-        f"failed with: {quoted}\n\n{piled}"
-    )
+    assert note_of(done) == notes.note("fetch", None, quoted, piled)
     (detection,) = done.report.detections
     assert (detection.kind, detection.rule, detection.omitted) == (
         Kind.TRANSIENT,
@@ -293,7 +292,7 @@ def test_a_result_of_a_million_parts_is_read_by_its_first_and_last_parts(probe: 
     assert note_of(done) == note_of(rewrite(conversation(capped), "c3"))
     assert note_of(done).startswith(
         "Note from the tool runtime: the last attempt called fetch with no arguments and it "
-        f"failed with: {LEAD_SENTENCE}{MARKER}\nrow 0\nrow 1\n"
+        f"failed with:\n> {LEAD_SENTENCE}{MARKER}\n> row 0\n> row 1\n"
     )
     assert "\nrow 748\nrow 999750\n" in "\n".join(d.error for d in done.report.detections)
     assert parts.read <= 10 * PARTS  # each reader reads PARTS of them

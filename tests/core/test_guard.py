@@ -342,7 +342,18 @@ def test_failure_from_a_verdict_of_a_result_text() -> None:
         1,
         text,
     )
+    # undeclared, so it may have acted before it reported the failure: check first
+    assert failure.outcome_unknown is True
     assert failure.guidance == (
+        "This call may already have taken effect. Check whether it did before calling it again."
+    )
+    read = ToolFailure.from_verdict(
+        classify_result(text, is_error=True), tool="stock", arguments={"sku": "A"}, text=text,
+        effect="read_only",
+    )  # fmt: skip
+    assert read is not None
+    assert read.outcome_unknown is False
+    assert read.guidance == (
         "This is a temporary failure. Retrying the same call is expected to succeed."
     )
     assert (

@@ -19,6 +19,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 from lc_support import ai, call, notes, tool_messages, where
 
+import notes as expected
 from hostile import CYCLIC_SHOWN, DEEP_SHOWN, cyclic, nest
 from toolmend import Kind
 from toolmend.integrations import GUIDANCE
@@ -70,10 +71,7 @@ async def test_a_failing_call_with_deep_or_cyclic_arguments_is_delivered(
     assert out["messages"][-1].content == "done"
     (note,) = notes(model.seen[1])
     restated = compose(shown)
-    assert note == (
-        f"Note from the tool runtime: the last attempt called save with {restated} and it "
-        f"failed with: {cause}\n\n{GUIDANCE[Kind.FIXABLE]}"
-    )
+    assert note == expected.note("save", restated, cause, GUIDANCE[Kind.FIXABLE])
     (record, rewrite) = reports(out["messages"])
     assert (record["failed"], record["kind"], record["arguments"]) == (True, "fixable", shown)
     (detection,) = rewrite["rewrite"]["detections"]
