@@ -219,6 +219,14 @@ def test_a_failure_is_recorded_as_failure_and_never_replayed_as_success(make_sto
     assert calls == [1, 1]
 
 
+def assert_resume_does_not_repeat(thunk: Any, store: SqlStepStore, key: str, bank: Bank) -> None:
+    """The resume of a write whose step stayed "started" reports it, and pays nothing more."""
+    resumed = run_durably(thunk, store=store, key=key, tool="pay", text=str, effect="write")
+    assert isinstance(resumed, ToolFailure)
+    assert resumed.rule == "worker-stopped"
+    assert bank.effects == [key]
+
+
 RAISED_AFTER_THE_EFFECT = [
     PermissionError("403 Forbidden: receipt printer"),
     ValueError("amount must be a positive number, got -5"),
@@ -245,12 +253,7 @@ def test_a_write_that_fails_after_its_effect_is_not_run_again_on_resume(
     assert isinstance(first, ToolFailure)
     assert first.outcome_unknown is True
     assert store.record("f1") == StepRecord("f1", "pay", Mark.STARTED)
-    resumed = run_durably(
-        pay_then_fail, store=make_store(), key="f1", tool="pay", text=str, effect="write"
-    )
-    assert isinstance(resumed, ToolFailure)
-    assert resumed.rule == "worker-stopped"
-    assert bank.effects == ["f1"]
+    assert_resume_does_not_repeat(pay_then_fail, make_store(), "f1", bank)
 
 
 def test_a_failed_write_that_the_verify_hook_finds_landed_is_finished_not_failed(
@@ -323,13 +326,7 @@ def test_a_store_error_after_the_effect_keeps_the_record_and_the_resume_does_not
     assert bank.effects == ["s1"]
     healthy = sqlite_store(tmp_path / "steps.db")
     assert healthy.record("s1") == StepRecord("s1", "pay", Mark.STARTED)
-    resumed = run_durably(
-        lambda ctx: bank.pay(ctx, dedup=False), store=healthy, key="s1", tool="pay", text=str,
-        effect="write",
-    )  # fmt: skip
-    assert isinstance(resumed, ToolFailure)
-    assert resumed.rule == "worker-stopped"
-    assert bank.effects == ["s1"]
+    assert_resume_does_not_repeat(lambda ctx: bank.pay(ctx, dedup=False), healthy, "s1", bank)
     assert any("stays 'started'" in r.getMessage() for r in caplog.records)
 
 
@@ -412,12 +409,7 @@ def test_a_database_locked_by_another_process_after_the_effect_does_not_duplicat
         locker.stdin.flush()
         locker.wait(10)
     assert store.record("l1") == StepRecord("l1", "pay", Mark.STARTED)
-    resumed = run_durably(
-        pay_then_lose_the_database, store=store, key="l1", tool="pay", text=str, effect="write"
-    )
-    assert isinstance(resumed, ToolFailure)
-    assert resumed.rule == "worker-stopped"
-    assert bank.effects == ["l1"]
+    assert_resume_does_not_repeat(pay_then_lose_the_database, store, "l1", bank)
 
 
 def test_a_postgres_connection_killed_after_the_effect_does_not_duplicate(
@@ -445,13 +437,7 @@ def test_a_postgres_connection_killed_after_the_effect_does_not_duplicate(
     assert out == "paid"
     healthy = postgres_store(dsn)
     assert healthy.record("p1") == StepRecord("p1", "pay", Mark.STARTED)
-    resumed = run_durably(
-        pay_then_lose_the_connection, store=healthy, key="p1", tool="pay", text=str,
-        effect="write",
-    )  # fmt: skip
-    assert isinstance(resumed, ToolFailure)
-    assert resumed.rule == "worker-stopped"
-    assert bank.effects == ["p1"]
+    assert_resume_does_not_repeat(pay_then_lose_the_connection, healthy, "p1", bank)
 
 
 def test_an_error_escaping_the_runner_leaves_the_record(make_store: Any) -> None:
