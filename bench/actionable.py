@@ -10,7 +10,7 @@ a person, opening an issue, a plan or billing change) or ``keep``.  A sentence
 that carries the cause (an exception type, a status, a code) is ``keep`` even
 when it also names a step: the filter must never remove the cause.
 
-The filter judges each sentence alone (:func:`toolmend.actionable.is_developer_step`);
+The filter judges each sentence alone (:func:`toolmend.deliver._actionable.is_developer_step`);
 in a note it also never omits a text's first sentence, which this benchmark does
 not credit, so a step in first position counts as missed.  Printed: keep
 sentences omitted (target at most 1%) and developer-facing steps caught (target
@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolmend.actionable import is_developer_step
+from toolmend.deliver._actionable import is_developer_step
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "corpus" / "actionable" / "sentences.jsonl"

@@ -54,7 +54,7 @@ from langchain_core.tools import tool
 
 from toolmend import RetryPolicy
 from toolmend.integrations import CallContext
-from toolmend.retry import reset_budgets
+from toolmend.run._retry import reset_budgets
 from toolmend_langchain import ToolMendMiddleware
 from toolmend_langchain.testing import ScriptedChatModel
 

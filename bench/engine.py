@@ -51,11 +51,11 @@ from typing import Any
 
 from toolmend import Form, Kind
 from toolmend_engine import ChatEngine, LocalModel, default_model_path
-from toolmend_engine.inference import common_prefix
-from toolmend_engine.protocol import parse_chat
-from toolmend_engine.proxy import make_proxy
-from toolmend_engine.scenarios import decision_messages, load_suite
-from toolmend_engine.server import EngineHandler, make_server
+from toolmend_engine.eval._scenarios import decision_messages, load_suite
+from toolmend_engine.http._proxy import make_proxy
+from toolmend_engine.http._requests import parse_chat
+from toolmend_engine.http._server import EngineHandler, make_server
+from toolmend_engine.inference._model import common_prefix
 
 
 def _requests(n: int) -> dict[str, list[dict[str, Any]]]:

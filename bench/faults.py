@@ -40,7 +40,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 import toolmend
 from toolmend import ToolFailure
 from toolmend.integrations import CallContext
-from toolmend.retry import now, reset_budgets
+from toolmend.run._retry import now, reset_budgets
 
 URL = "https://api.example.test/v1/resource"
 

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT / "corpus" / "realworld"))
 import split as corpus  # noqa: E402
 
 import toolmend  # noqa: E402
-from toolmend import classify  # noqa: E402
+from toolmend.classify import _text as classify  # noqa: E402
 
 KINDS = ("transient", "fixable", "unrecoverable", "ambiguous")
 TOKEN = re.compile(r"[a-z][a-z0-9]+")

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 CONSTRAINTS = ROOT / "requirements" / "dev.txt"
 # The sentence the LangChain smoke test shows for a write that timed out (VERIFY_FIRST in
-# toolmend/guidance.py); the workspace step edits it in the copy of the core.
+# toolmend/deliver/_guidance.py); the workspace step edits it in the copy of the core.
 VERIFY_FIRST = (
     "This call may already have taken effect. Check whether it did before calling it again."
 )
@@ -180,7 +180,7 @@ def workspace(tmp: Path) -> None:
     if not Path(where).is_relative_to(copy / "core" / "src"):
         raise Failed(f"the workspace imports the core from {where}, not from {copy}/core/src")
     before = run(smoke, home / "before.log", cwd=home, env=env)
-    guidance = copy / "core" / "src" / "toolmend" / "guidance.py"
+    guidance = copy / "core" / "src" / "toolmend" / "deliver" / "_guidance.py"
     source = guidance.read_text(encoding="utf-8")
     if VERIFY_FIRST not in before or source.count(VERIFY_FIRST) != 1:
         raise Failed(

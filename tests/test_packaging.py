@@ -158,7 +158,7 @@ def test_every_package_ships_the_license() -> None:
 
 
 def test_the_engine_hint_names_its_model_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolmend_engine import modelfile
+    from toolmend_engine.inference import _modelfile as modelfile
 
     def missing(name: str) -> importlib.metadata.Distribution:
         raise importlib.metadata.PackageNotFoundError(name)

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from core_support import Loopback
 
-from toolmend.retry import reset_budgets
+from toolmend.run._retry import reset_budgets
 
 
 @pytest.fixture(scope="session")

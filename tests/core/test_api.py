@@ -166,7 +166,7 @@ def _core_modules() -> list[str]:
 
 def test_core_modules_are_listed() -> None:
     modules = _core_modules()
-    assert {"toolmend.integrations", "toolmend.attempts", "toolmend.contracts.values"} <= set(
+    assert {"toolmend.integrations", "toolmend.run._attempts", "toolmend.contracts._values"} <= set(
         modules
     )
 

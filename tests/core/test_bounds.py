@@ -26,16 +26,16 @@ from toolmend import (
     Kind,
     LoopGuard,
     ToolFailure,
-    actionable,
-    detect,
-    pileup,
     rewrite,
     testing,
 )
-from toolmend.actionable import WINDOW
-from toolmend.bounds import PARTS, TEXT_LIMIT
+from toolmend._bounds import PARTS, TEXT_LIMIT
+from toolmend.classify import _detect as detect
+from toolmend.deliver import _actionable as actionable
+from toolmend.deliver import _pileup as pileup
+from toolmend.deliver._actionable import WINDOW
 from toolmend.integrations import PILE_UP, CallContext, CallRecord, compose_note, execute
-from toolmend.loop import canonical
+from toolmend.run._loop import canonical
 
 GUIDE = "Correct the call."
 ERROR = "Invalid arguments: the document is malformed"

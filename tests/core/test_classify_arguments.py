@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 import toolmend
-from toolmend.arguments import read_argument
+from toolmend.classify._arguments import read_argument
 
 NAMED = [
     ("Entity with name Dave not found", "Entity with name Dave not found"),

@@ -19,7 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import toolmend
-from toolmend import Kind, words
+from toolmend import Kind
+from toolmend.classify import _words as words
 
 CORPUS = Path(__file__).parent / "corpus" / "errors.jsonl"
 CASES: list[dict[str, Any]] = [

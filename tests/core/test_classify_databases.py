@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 import toolmend
-from toolmend.printed import read_printed
+from toolmend.classify._printed import read_printed
 
 MARIADB = [
     (

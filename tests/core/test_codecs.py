@@ -9,7 +9,7 @@ import pytest
 
 import notes
 from toolmend import rewrite
-from toolmend.codecs import CODECS, Edits
+from toolmend.deliver._codecs import CODECS, Edits
 
 TRANSIENT = "This is a temporary failure. Retrying the same call is expected to succeed."
 UNRECOVERABLE = (

@@ -13,8 +13,8 @@ import pytest
 import notes
 import toolmend
 from toolmend import ContextPolicy, Kind, LoopGuard
-from toolmend.actionable import MARKER, omit_developer_steps
 from toolmend.cli import main
+from toolmend.deliver._actionable import MARKER, omit_developer_steps
 from toolmend.integrations import PILE_UP, stub_superseded_failures
 
 ERROR = (

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from toolmend.contracts import Contracts, mine
-from toolmend.contracts.cli import main
+from toolmend.contracts._cli import main
 
 
 def call(i: int) -> dict[str, Any]:
@@ -126,7 +126,7 @@ def test_usage_errors_exit_2_without_a_traceback(tmp_path: Path) -> None:
 
 
 def test_mine_then_check_through_a_process(tmp_path: Path) -> None:
-    module = [sys.executable, "-m", "toolmend.contracts.cli"]
+    module = [sys.executable, "-m", "toolmend.contracts._cli"]
     mined = subprocess.run(
         [*module, "mine"], input=JSONL, capture_output=True, text=True, check=False, timeout=60
     )

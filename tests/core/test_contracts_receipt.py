@@ -18,7 +18,7 @@ from toolmend.contracts import (
     recovery_tools,
     review,
 )
-from toolmend.contracts.receipt import NONBINDING
+from toolmend.contracts._receipt import NONBINDING
 
 CONTRACT = ToolContract(
     tool="get_order",

@@ -22,8 +22,8 @@ from toolmend.contracts import (
     review,
     schema_of,
 )
-from toolmend.contracts import schema as schema_module
-from toolmend.contracts.schema import validate
+from toolmend.contracts import _schema as schema_module
+from toolmend.contracts._schema import validate
 
 
 class Item(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import toolmend
-from toolmend.envelope import Envelope, read_envelope
+from toolmend.classify._envelope import Envelope, read_envelope
 
 
 def test_a_dict_repr_is_read_like_its_json() -> None:

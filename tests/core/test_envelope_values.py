@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 import toolmend
 from toolmend import Kind, Verdict
-from toolmend.classify import classify_text
-from toolmend.envelope import read_envelope
+from toolmend.classify._envelope import read_envelope
+from toolmend.classify._text import classify_text
 
 
 class _Records(logging.Handler):

@@ -24,7 +24,7 @@ from core_support import Loopback, Reply
 from mcp.shared.exceptions import MCPError
 
 from toolmend import Kind, classify_exception
-from toolmend.exceptions import (
+from toolmend.classify._raised import (
     describe_exception,
     mcp_code,
     parse_duration,

@@ -12,8 +12,8 @@ from core_support import Loopback, Reply
 from pydantic import BaseModel, ValidationError
 
 from toolmend import LoopGuard, RetryPolicy, ToolFailure, fail_soft, testing
+from toolmend._types import Kind
 from toolmend.integrations import validation_details
-from toolmend.model import Kind
 
 FIXABLE = (
     "This call cannot succeed as written. The error says what to change; "

@@ -18,7 +18,7 @@ from hostile import (
     strings,
 )
 from toolmend import Form, rewrite
-from toolmend.guidance import ARGS_LIMIT, STEP_LIMIT
+from toolmend.deliver._guidance import ARGS_LIMIT, STEP_LIMIT
 from toolmend.integrations import compose_note
 
 HEADER = re.compile(r"note\s+from\s+the\s+tool\s+runtime", re.IGNORECASE)

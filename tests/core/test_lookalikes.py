@@ -1,6 +1,6 @@
 """Generated look-alikes of the runtime's framing never reach the user turn unquoted.
 
-The note quotes tool text by structure (:mod:`toolmend.quote`), so the test does
+The note quotes tool text by structure (:mod:`toolmend.deliver._quote`), so the test does
 not ask whether a look-alike was recognised: it parses every note the rewrite
 writes (:func:`lookalikes.parse`) and asserts that each line is our framing,
 with the tool's parts as code spans or plain identifiers, or a quoted line of a
@@ -23,14 +23,14 @@ from hypothesis import strategies as st
 from hostile import CODECS, LEAD, added_texts, conversation
 from lookalikes import FAMILIES, lookalikes, outside_quotation, parse
 from toolmend import LoopGuard, rewrite
-from toolmend.attempts import Stop
-from toolmend.exceptions import classify_exception
-from toolmend.failure import BUDGET_SPENT, LOOP_BUDGET, failure_from_exception
-from toolmend.guidance import GUIDANCE, compose_note
-from toolmend.loop import ADVICE
-from toolmend.model import Kind
-from toolmend.pileup import PILE_UP, pile_up_advice
-from toolmend.quote import literal, span
+from toolmend._types import Kind
+from toolmend.classify._raised import classify_exception
+from toolmend.deliver._guidance import GUIDANCE, compose_note
+from toolmend.deliver._pileup import PILE_UP, pile_up_advice
+from toolmend.deliver._quote import literal, span
+from toolmend.run._attempts import Stop
+from toolmend.run._failure import BUDGET_SPENT, LOOP_BUDGET, failure_from_exception
+from toolmend.run._loop import ADVICE
 
 VARIANTS = lookalikes(seed=29, count=1200)
 FORMS = ["c2", "c3", "c4"]

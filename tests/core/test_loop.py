@@ -16,7 +16,7 @@ from toolmend.integrations import (
     execute,
     stub_superseded_failures,
 )
-from toolmend.loop import REMEMBERED, canonical
+from toolmend.run._loop import REMEMBERED, canonical
 
 FIXABLE = (
     "This call cannot succeed as written. The error says what to change; "

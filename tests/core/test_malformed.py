@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from toolmend import Kind, classify_result
 from toolmend.integrations import GUIDANCE, validation_details
-from toolmend.malformed import check_call, parse_arguments, unknown_tool
+from toolmend.run._malformed import check_call, parse_arguments, unknown_tool
 
 TOOLS: dict[str, dict[str, Any] | None] = {
     "get_time": {

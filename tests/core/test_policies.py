@@ -13,7 +13,7 @@ import pytest
 
 import toolmend
 from toolmend import RetryPolicy, ToolFailure, testing
-from toolmend.guidance import VERIFY_FIRST
+from toolmend.deliver._guidance import VERIFY_FIRST
 from toolmend.integrations import CallContext, execute
 
 

@@ -15,7 +15,6 @@ from langgraph.errors import GraphInterrupt
 from mcp.shared.exceptions import MCPError
 
 from toolmend import Kind, RetryPolicy, ToolFailed, ToolFailure, Verdict, testing
-from toolmend.failure import user_frames
 from toolmend.integrations import (
     BudgetScope,
     CallContext,
@@ -25,7 +24,8 @@ from toolmend.integrations import (
     execute,
     run_budgets,
 )
-from toolmend.retry import STOP_SENTENCES, AttemptRecord, Stop, budget_for
+from toolmend.run._failure import user_frames
+from toolmend.run._retry import STOP_SENTENCES, AttemptRecord, Stop, budget_for
 
 TRANSIENT = "This is a temporary failure. Retrying the same call is expected to succeed."
 FIXABLE = (

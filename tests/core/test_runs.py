@@ -6,7 +6,7 @@ import threading
 
 from toolmend import Kind, LoopGuard, Verdict
 from toolmend.integrations import RunRegistry, Source
-from toolmend.runs import BoundedDict, verdict_from_record, verdict_record
+from toolmend.run._registry import BoundedDict, verdict_from_record, verdict_record
 
 
 def test_state_is_per_run_and_reused() -> None:

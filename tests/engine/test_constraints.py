@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from engine_fakes import TOOLS
 
-from toolmend_engine.constraints import (
+from toolmend_engine.http._requests import BadRequest, parse_chat
+from toolmend_engine.inference._constraints import (
     ANY_OBJECT,
     ConstraintError,
     Decoding,
@@ -15,7 +16,6 @@ from toolmend_engine.constraints import (
     parse_response_format,
     parse_tool_choice,
 )
-from toolmend_engine.protocol import BadRequest, parse_chat
 
 pytest.importorskip("llama_cpp")
 

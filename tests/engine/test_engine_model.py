@@ -11,12 +11,12 @@ import pytest
 from engine_fakes import running
 
 from toolmend import Kind
-from toolmend_engine.modelfile import default_model_path
-from toolmend_engine.protocol import parse_chat
-from toolmend_engine.proxy import make_proxy
-from toolmend_engine.scenarios import decision_messages, load_suite
-from toolmend_engine.server import make_server
-from toolmend_engine.service import ChatEngine
+from toolmend_engine.eval._scenarios import decision_messages, load_suite
+from toolmend_engine.http._proxy import make_proxy
+from toolmend_engine.http._requests import parse_chat
+from toolmend_engine.http._server import make_server
+from toolmend_engine.inference._modelfile import default_model_path
+from toolmend_engine.inference._service import ChatEngine
 
 pytestmark = pytest.mark.engine
 

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from engine_fakes import FakeModel, Seen, echo_or_call, recording_upstream, running
 
-from toolmend_engine.httpbase import MAX_BODY, Limits
-from toolmend_engine.inference import Step
-from toolmend_engine.proxy import make_proxy
-from toolmend_engine.server import make_server
-from toolmend_engine.service import ChatEngine
+from toolmend_engine.http._base import MAX_BODY, Limits
+from toolmend_engine.http._proxy import make_proxy
+from toolmend_engine.http._server import make_server
+from toolmend_engine.inference._model import Step
+from toolmend_engine.inference._service import ChatEngine
 
 WAIT = 5.0
 """Seconds a test waits for the server to answer or to close; only reached on failure."""
@@ -376,8 +376,8 @@ def test_serve_and_proxy_take_the_limits_from_the_command_line(
     monkeypatch: pytest.MonkeyPatch, options: list[str]
 ) -> None:
     from toolmend_engine import cli
-    from toolmend_engine.proxy import ProxyServer
-    from toolmend_engine.server import EngineServer
+    from toolmend_engine.http._proxy import ProxyServer
+    from toolmend_engine.http._server import EngineServer
 
     started: list[Limits] = []
     for kind in (EngineServer, ProxyServer):

@@ -6,7 +6,12 @@ from typing import Any
 
 import pytest
 
-from toolmend_engine.protocol import BadRequest, anthropic_to_chat, parse_anthropic, parse_chat
+from toolmend_engine.http._requests import (
+    BadRequest,
+    anthropic_to_chat,
+    parse_anthropic,
+    parse_chat,
+)
 
 USER = [{"role": "user", "content": "hi"}]
 

@@ -25,9 +25,9 @@ from engine_fakes import (
 )
 
 from toolmend import Form
-from toolmend_engine.proxy import make_proxy
-from toolmend_engine.server import make_server
-from toolmend_engine.service import ChatEngine
+from toolmend_engine.http._proxy import make_proxy
+from toolmend_engine.http._server import make_server
+from toolmend_engine.inference._service import ChatEngine
 
 
 @pytest.fixture
@@ -219,7 +219,7 @@ def test_upstream_credentials_stay_out_of_the_proxys_own_output(
     printed: str,
 ) -> None:
     from toolmend_engine.cli import main
-    from toolmend_engine.proxy import ProxyServer
+    from toolmend_engine.http._proxy import ProxyServer
 
     monkeypatch.setattr(ProxyServer, "serve_forever", lambda self: None)
     monkeypatch.setattr(logging.getLogger("toolmend"), "level", logging.NOTSET)

@@ -10,9 +10,9 @@ import pytest
 
 import toolmend
 from toolmend import Form, Kind
-from toolmend_engine.backends import Turn, log_odds
-from toolmend_engine.evaluate import classify_action, summarize
-from toolmend_engine.scenarios import (
+from toolmend_engine.eval._backends import Turn, log_odds
+from toolmend_engine.eval._evaluate import classify_action, summarize
+from toolmend_engine.eval._scenarios import (
     KINDS,
     NOT_FOUND,
     ToolWorld,
@@ -20,7 +20,7 @@ from toolmend_engine.scenarios import (
     decision_messages,
     load_suite,
 )
-from toolmend_engine.toolcalls import ParsedCall, call_from_object
+from toolmend_engine.inference._toolcalls import ParsedCall, call_from_object
 
 SUITE = load_suite()
 FLIGHT = SUITE.scenarios[0]

@@ -21,8 +21,8 @@ from engine_fakes import (
 )
 
 from toolmend import Form
-from toolmend_engine.server import make_server
-from toolmend_engine.service import ChatEngine
+from toolmend_engine.http._server import make_server
+from toolmend_engine.inference._service import ChatEngine
 
 
 def _post(

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 from engine_fakes import FAILED
 
-from toolmend_engine.template import CHATML, ChatTemplate, RenderError, format_call, tools_block
+from toolmend_engine.inference._template import (
+    CHATML,
+    ChatTemplate,
+    RenderError,
+    format_call,
+    tools_block,
+)
 
 TOOLS = [
     {

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolmend_engine.toolcalls import ContentStream, ParsedCall, Reply, parse_reply
+from toolmend_engine.inference._toolcalls import ContentStream, ParsedCall, Reply, parse_reply
 
 CALL = ParsedCall("get_order", {"order_id": "ORD-1"})
 

@@ -15,11 +15,11 @@ from engine_fakes import FAILED, TOOLS, FakeModel, echo_or_call, running
 
 from hostile import HOSTILE
 from toolmend import Form
-from toolmend_engine.httpbase import MAX_DEPTH
-from toolmend_engine.proxy import make_proxy
-from toolmend_engine.server import make_server
-from toolmend_engine.service import ChatEngine, tokenize_parts
-from toolmend_engine.template import ChatTemplate
+from toolmend_engine.http._base import MAX_DEPTH
+from toolmend_engine.http._proxy import make_proxy
+from toolmend_engine.http._server import make_server
+from toolmend_engine.inference._service import ChatEngine, tokenize_parts
+from toolmend_engine.inference._template import ChatTemplate
 
 BENIGN = "Error: HTTP Error 503: Service Unavailable\nplain text"
 CANARY = "CANARY-7f3a-message-text"
@@ -77,7 +77,7 @@ def test_special_tokens_come_from_the_template_only(
 
 
 def _layered(messages: list[Any], form: Form) -> list[Any]:
-    from toolmend_engine.layer import apply_layer
+    from toolmend_engine._layer import apply_layer
 
     return list(apply_layer(messages, form, format="openai", client=None).messages)
 
@@ -85,7 +85,7 @@ def _layered(messages: list[Any], form: Form) -> list[Any]:
 @pytest.mark.engine
 def test_render_counts_content_tokens_as_text(model: Any) -> None:
     engine = ChatEngine(model)
-    from toolmend_engine.protocol import parse_chat
+    from toolmend_engine.http._requests import parse_chat
 
     def count(content: str) -> list[int]:
         body = {"messages": [{"role": "user", "content": content}]}

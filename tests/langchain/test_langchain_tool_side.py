@@ -19,9 +19,9 @@ from lc_support import ai, call, notes, shape, tool_messages
 from call_records import attempt, call_record
 from toolmend import Kind, LoopGuard, Verdict
 from toolmend.contracts import declared
-from toolmend.failure import LOOP_BUDGET
 from toolmend.integrations import GUIDANCE, Source, runtime_note, verdict_from_record
-from toolmend.loop import STOPPED
+from toolmend.run._failure import LOOP_BUDGET
+from toolmend.run._loop import STOPPED
 from toolmend_langchain import ToolMendMiddleware, reports
 from toolmend_langchain.testing import ScriptedChatModel, replies
 from toolmend_langchain.tool_side import configure

@@ -37,7 +37,7 @@ import notes
 from call_records import attempt, call_record
 from toolmend import Kind
 from toolmend.integrations import GUIDANCE, VERIFY_FIRST
-from toolmend.retry import SleepLog
+from toolmend.run._retry import SleepLog
 from toolmend_langchain import ToolMendMiddleware, reports
 from toolmend_langchain.testing import ScriptedChatModel, replies
 

@@ -26,8 +26,8 @@ from call_records import attempt
 from toolmend import Kind, LoopGuard, RetryPolicy
 from toolmend.contracts import Contracts
 from toolmend.integrations import GUIDANCE, PILE_UP, VERIFY_FIRST
-from toolmend.loop import REMEMBERED
-from toolmend.retry import SleepLog
+from toolmend.run._loop import REMEMBERED
+from toolmend.run._retry import SleepLog
 from toolmend_mcp import RecoveringSession
 from toolmend_mcp.session import SESSION_MEMORY
 

@@ -45,7 +45,7 @@ from oa_support import (
 
 import toolmend_openai_agents as tm
 from toolmend import RetryPolicy
-from toolmend.retry import SleepLog
+from toolmend.run._retry import SleepLog
 
 # -- 1. a tool raising PermissionError -------------------------------------------------
 

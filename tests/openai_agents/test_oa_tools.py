@@ -27,9 +27,9 @@ from oa_support import (
 )
 
 import toolmend_openai_agents as tm
-from toolmend.failure import LANDED
 from toolmend.integrations import CallContext
-from toolmend.retry import SleepLog
+from toolmend.run._failure import LANDED
+from toolmend.run._retry import SleepLog
 from toolmend_openai_agents.runs import RUNS
 
 

@@ -20,7 +20,7 @@ from hostile import CYCLIC_SHOWN, DEEP_SHOWN, cyclic, nest
 from toolmend import LoopGuard, RetryPolicy, ToolFailure, fail_soft, telemetry
 from toolmend.contracts import Contracts, check
 from toolmend.integrations import RetryBudget
-from toolmend.retry import SleepLog
+from toolmend.run._retry import SleepLog
 
 TOOL = "toolmend.tool"
 

@@ -12,18 +12,18 @@ from __future__ import annotations
 from . import contracts as contracts  # the subpackages, reachable after `import toolmend`
 from . import integrations as integrations
 from . import telemetry as telemetry
-from .context import ContextPolicy
+from ._types import Form, Kind
+from .classify._detect import Verdict, classify_result
+from .classify._raised import classify_exception
+from .classify._rules import Rule, Rules, load_rules, set_rules
 from .contracts import Contracts
-from .detect import Verdict, classify_result
-from .effects import Effect, declare_effect
-from .exceptions import classify_exception
-from .failure import ToolFailed, ToolFailure
-from .forms import rewrite
-from .loop import LoopGuard
-from .model import Form, Kind
-from .retry import RetryPolicy, testing
-from .rules import Rule, Rules, load_rules, set_rules
-from .wrapper import fail_soft
+from .deliver._context import ContextPolicy
+from .deliver._forms import rewrite
+from .run._effects import Effect, declare_effect
+from .run._failure import ToolFailed, ToolFailure
+from .run._loop import LoopGuard
+from .run._retry import RetryPolicy, testing
+from .run._wrapper import fail_soft
 
 __all__ = [
     "ContextPolicy",

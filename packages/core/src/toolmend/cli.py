@@ -15,10 +15,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from .context import add_context_options, context_from_options
-from .detect import classify_result
-from .forms import rewrite
-from .rules import Rules, load_rules
+from .classify._detect import classify_result
+from .classify._rules import Rules, load_rules
+from .deliver._context import add_context_options, context_from_options
+from .deliver._forms import rewrite
 
 __all__ = ["main"]
 
@@ -125,7 +125,7 @@ def main(
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     if args_list[:1] == ["contracts"]:
-        from .contracts.cli import main as contracts_main
+        from .contracts._cli import main as contracts_main
 
         code: int = contracts_main(args_list[1:], stdin, stdout)
         return code

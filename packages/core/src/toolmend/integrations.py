@@ -11,16 +11,14 @@ the core commits to; every other module of the package is implementation.
 
 from __future__ import annotations
 
-from .attempts import AttemptRecord, Stop
-from .classify import Classification, classify_text
-from .context import add_context_options, context_from_options
-from .contracts.values import cap as cap_value
-from .detect import text_of
-from .effects import effect_from_mcp, effect_of
-from .exceptions import ExceptionInfo, ResultFailed, describe_exception
-from .failure import validation_details
-from .forms import Rewrite, pending_verdict
-from .guidance import (
+from ._types import Detection, Report, Source
+from .classify._detect import text_of
+from .classify._raised import ExceptionInfo, ResultFailed, describe_exception
+from .classify._text import Classification, classify_text
+from .contracts._values import cap as cap_value
+from .deliver._context import add_context_options, context_from_options
+from .deliver._forms import Rewrite, pending_verdict
+from .deliver._guidance import (
     GUIDANCE,
     VERIFY_FIRST,
     Note,
@@ -29,16 +27,18 @@ from .guidance import (
     format_arguments,
     runtime_note,
 )
-from .loop import Observation, stub_superseded_failures
-from .malformed import argument_errors, check_call, parse_arguments, unknown_tool
-from .model import Detection, Report, Source
-from .options import Delegating, Recovery, RecoveryOptions
-from .pileup import PILE_UP
-from .records import CallRecord
-from .retry import BudgetScope, CallContext, RetryBudget, run_budgets
-from .runner import aexecute, execute
-from .runs import RunRegistry, RunState, scoped, verdict_from_record, verdict_record
-from .signature import ToolSignature, is_async
+from .deliver._pileup import PILE_UP
+from .run._attempts import AttemptRecord, Stop
+from .run._effects import effect_from_mcp, effect_of
+from .run._failure import validation_details
+from .run._loop import Observation, stub_superseded_failures
+from .run._malformed import argument_errors, check_call, parse_arguments, unknown_tool
+from .run._options import Delegating, Recovery, RecoveryOptions
+from .run._records import CallRecord
+from .run._registry import RunRegistry, RunState, scoped, verdict_from_record, verdict_record
+from .run._retry import BudgetScope, CallContext, RetryBudget, run_budgets
+from .run._runner import aexecute, execute
+from .run._signature import ToolSignature, is_async
 
 __all__ = [
     "GUIDANCE",

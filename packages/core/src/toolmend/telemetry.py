@@ -33,18 +33,18 @@ from opentelemetry import metrics, propagate, trace
 from opentelemetry.metrics import _internal as _metrics_api
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
-from .attempts import AttemptRecord, Stop
-from .bounds import prune, safe_repr
-from .effects import Effect
-from .exceptions import passes_through
-from .model import Kind
+from ._bounds import prune, safe_repr
+from ._types import Kind
+from .classify._raised import passes_through
+from .run._attempts import AttemptRecord, Stop
+from .run._effects import Effect
 
 if TYPE_CHECKING:
     from opentelemetry.util.types import AttributeValue
 
-    from .contracts.model import Violation
-    from .failure import ToolFailure
-    from .model import Report
+    from ._types import Report
+    from .contracts._contract import Violation
+    from .run._failure import ToolFailure
 
 __all__ = [
     "RECORD_CONTENT_ENV",
@@ -174,7 +174,7 @@ def _control_flow(exc: BaseException) -> bool:
 
 
 def _json(value: Any) -> str:
-    """``value`` as JSON within :mod:`toolmend.bounds`: deep or cyclic arguments never raise."""
+    """``value`` as JSON within :mod:`toolmend._bounds`: deep or cyclic arguments never raise."""
     shown = prune(value)
     try:
         return json.dumps(shown, ensure_ascii=False, sort_keys=True, default=safe_repr)

@@ -6,12 +6,12 @@ that measures whether a delivery form helps a given model.  The command line
 these names are for embedding the same pieces in a program.
 """
 
-from .inference import LocalModel, ModelSettings
-from .layer import HEADER, choose_form, header_value
-from .modelfile import default_model_path
-from .proxy import make_proxy
-from .server import make_server
-from .service import ChatEngine
+from ._layer import HEADER, choose_form, header_value
+from .http._proxy import make_proxy
+from .http._server import make_server
+from .inference._model import LocalModel, ModelSettings
+from .inference._modelfile import default_model_path
+from .inference._service import ChatEngine
 
 __all__ = [
     "HEADER",

@@ -19,9 +19,9 @@ from typing import Any
 from toolmend import Form, Kind
 from toolmend.integrations import add_context_options, context_from_options
 
-from .httpbase import Limits
-from .layer import FORM_CHOICES, header_value, parse_form
-from .scenarios import SITUATIONS, Situation
+from ._layer import FORM_CHOICES, header_value, parse_form
+from .eval._scenarios import SITUATIONS, Situation
+from .http._base import Limits
 
 __all__ = ["main"]
 
@@ -251,8 +251,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _load_model(args: argparse.Namespace) -> Any:
-    from .inference import LocalModel, ModelSettings
-    from .modelfile import default_model_path
+    from .inference._model import LocalModel, ModelSettings
+    from .inference._modelfile import default_model_path
 
     path = args.model or default_model_path()
     return LocalModel(
@@ -261,8 +261,8 @@ def _load_model(args: argparse.Namespace) -> Any:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .server import make_server
-    from .service import ChatEngine
+    from .http._server import make_server
+    from .inference._service import ChatEngine
 
     model = _load_model(args)
     engine = ChatEngine(
@@ -288,7 +288,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _proxy(args: argparse.Namespace) -> int:
-    from .proxy import make_proxy
+    from .http._proxy import make_proxy
 
     try:
         server = make_proxy(
@@ -318,10 +318,10 @@ def _proxy(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from .backends import Backend, LocalBackend, RemoteBackend
-    from .evaluate import EvalPlan, run_eval, run_situations, summarize, summarize_situations
-    from .results import Progress, format_situations, format_table, write_outputs
-    from .scenarios import load_suite
+    from .eval._backends import Backend, LocalBackend, RemoteBackend
+    from .eval._evaluate import EvalPlan, run_eval, run_situations, summarize, summarize_situations
+    from .eval._results import Progress, format_situations, format_table, write_outputs
+    from .eval._scenarios import load_suite
 
     if args.base_url and not args.model_name:
         print("toolmend-engine eval: --base-url needs --model-name", file=sys.stderr)
@@ -380,9 +380,9 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
-    from .protocol import BadRequest, parse_anthropic, parse_chat
-    from .responses_api import parse_responses
-    from .service import ChatEngine
+    from .http._requests import BadRequest, parse_anthropic, parse_chat
+    from .http._responses_request import parse_responses
+    from .inference._service import ChatEngine
 
     raw = sys.stdin.read() if args.request == "-" else Path(args.request).read_text("utf-8")
     try:
@@ -427,8 +427,8 @@ def _render(args: argparse.Namespace) -> int:
 
 
 def _info(args: argparse.Namespace) -> int:
-    from .modelfile import default_model_path
-    from .template import ChatTemplate
+    from .inference._modelfile import default_model_path
+    from .inference._template import ChatTemplate
 
     try:
         path = default_model_path()

@@ -7,7 +7,7 @@ LangChain handles each its own way: ``ToolNode`` answers an unknown name with
 its own text, a call whose arguments do not parse lands in
 ``AIMessage.invalid_tool_calls``, which ``create_agent`` never runs (the run
 ends with no answer to it), and a schema error comes back as the text of a
-pydantic error.  The core (:func:`toolmend.malformed.check_call`,
+pydantic error.  The core (:func:`toolmend.run._malformed.check_call`,
 :meth:`toolmend.ToolFailure.invalid_arguments`) decides; this module translates.
 
 At the model step, as soon as the model has answered (so every ``after_model``

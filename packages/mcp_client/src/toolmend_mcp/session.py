@@ -102,7 +102,7 @@ class RecoveringSession(Delegating):
     - ``retry`` is the core's policy (``None``: never retry); ``loop`` the loop
       guard for this session.  A session has no run, so the default guard
       forgets a failure after ``SESSION_MEMORY`` seconds (10 minutes) and
-      remembers at most ``toolmend.loop.REMEMBERED`` failed calls, tools and
+      remembers at most ``toolmend.run._loop.REMEMBERED`` failed calls, tools and
       refusals, the oldest forgotten first; it refuses exact repeats of fixable
       and unrecoverable calls and only advises after a run of failures.
       ``read_timeout`` (seconds, default 30) bounds a call whose caller gave no

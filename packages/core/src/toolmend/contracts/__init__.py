@@ -11,9 +11,8 @@ that names the violated property and the recovery tools the agent can call.
         deliver(outcome.text)   # the receipt; the raw result is inside it
 """
 
-from .check import check
-from .mine import Miner, MiningOptions, mine
-from .model import (
+from ._check import check
+from ._contract import (
     FORMAT,
     VERSION,
     Affine,
@@ -24,9 +23,10 @@ from .model import (
     ToolContract,
     Violation,
 )
-from .receipt import Receipt, receipt, recovery_tools
-from .review import Review, review
-from .schema import declared, from_mcp_tools, return_schema, schema_of
+from ._mine import Miner, MiningOptions, mine
+from ._receipt import Receipt, receipt, recovery_tools
+from ._review import Review, review
+from ._schema import declared, from_mcp_tools, return_schema, schema_of
 
 __all__ = [
     "FORMAT",

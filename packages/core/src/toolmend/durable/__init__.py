@@ -3,13 +3,13 @@
 One key per step, "started" records in the engine's database, and what a replayed
 step may do.
 
-:mod:`toolmend.durable.steps` holds the keys, the record protocol and the replay
-decision; :mod:`toolmend.durable.sql` the step store on SQLite and Postgres.  Adapters
+:mod:`toolmend.durable._steps` holds the keys, the record protocol and the replay
+decision; :mod:`toolmend.durable._sql` the step store on SQLite and Postgres.  Adapters
 import from here.
 """
 
-from .sql import SCHEMA, SharedRetryBudget, SqlStepStore, connection_of
-from .steps import (
+from ._sql import SCHEMA, SharedRetryBudget, SqlStepStore, connection_of
+from ._steps import (
     LANDED_TEXT,
     STOPPED_CAUSE,
     Mark,
