@@ -48,7 +48,7 @@ from mcp.client.stdio import StdioServerParameters
 
 import toolmend
 from toolmend_mcp import RecoveringSession
-from toolmend_mcp.results import result_text
+from toolmend_mcp._results import result_text
 
 PY = Path(os.environ.get("TOOLMEND_MCP_PY", "/tmp/mcp-py/venv/bin"))
 SQLITE = Path(os.environ.get("TOOLMEND_MCP_SQLITE", "/tmp/mcp-py/venv2/bin"))

@@ -18,7 +18,7 @@ from lc_support import ai, call
 from toolmend import Kind, LoopGuard
 from toolmend.integrations import GUIDANCE, runtime_note
 from toolmend_langchain import KEY, ToolMendMiddleware, rewrite_messages
-from toolmend_langchain.convert import from_openai, to_openai
+from toolmend_langchain._convert import from_openai, to_openai
 from toolmend_langchain.testing import ScriptedChatModel, replies
 
 DENIED = "PermissionError: access denied"

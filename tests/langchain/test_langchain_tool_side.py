@@ -23,8 +23,8 @@ from toolmend.integrations import GUIDANCE, Source, runtime_note, verdict_from_r
 from toolmend.run._failure import LOOP_BUDGET
 from toolmend.run._loop import STOPPED
 from toolmend_langchain import ToolMendMiddleware, reports
+from toolmend_langchain._tool_side import configure
 from toolmend_langchain.testing import ScriptedChatModel, replies
-from toolmend_langchain.tool_side import configure
 
 GO = {"messages": [HumanMessage("go")]}
 

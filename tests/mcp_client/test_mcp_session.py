@@ -29,7 +29,7 @@ from toolmend.integrations import GUIDANCE, PILE_UP, VERIFY_FIRST
 from toolmend.run._loop import REMEMBERED
 from toolmend.run._retry import SleepLog
 from toolmend_mcp import RecoveringSession
-from toolmend_mcp.session import SESSION_MEMORY
+from toolmend_mcp._session import SESSION_MEMORY
 
 FIXABLE = GUIDANCE[Kind.FIXABLE]
 CRASH = "Error executing tool crash" if MCP2 else "Error executing tool crash: 'a.txt'"

@@ -24,7 +24,7 @@ from oa_support import (
 
 import toolmend_openai_agents as tm
 from toolmend import Kind, Verdict
-from toolmend_openai_agents.runs import Runs
+from toolmend_openai_agents._runs import Runs
 
 
 def _read_file(path: str) -> str:

@@ -30,7 +30,7 @@ import toolmend_openai_agents as tm
 from toolmend.integrations import CallContext
 from toolmend.run._failure import LANDED
 from toolmend.run._retry import SleepLog
-from toolmend_openai_agents.runs import RUNS
+from toolmend_openai_agents._runs import RUNS
 
 
 def _timeout() -> httpx.ReadTimeout:

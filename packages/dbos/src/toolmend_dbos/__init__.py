@@ -6,6 +6,6 @@ tools = DurableTools("sqlite:///agent.sqlite")
 def pay(invoice: str, key: str) -> str: ...
 """
 
-from .steps import DurableTools, step_options, store_for_url
+from ._steps import DurableTools, step_options, store_for_url
 
 __all__ = ["DurableTools", "step_options", "store_for_url"]

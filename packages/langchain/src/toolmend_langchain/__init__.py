@@ -8,11 +8,11 @@ model gets the failure in form C3 at its next decision; every record travels
 on the messages themselves (``reports(state["messages"])``).
 """
 
-from .graph import pre_model_hook, tool_node
-from .middleware import ToolMendMiddleware
-from .model_side import Rewritten, rewrite_messages
-from .records import KEY, reports
-from .tool_side import ToolSideOptions
+from ._graph import pre_model_hook, tool_node
+from ._middleware import ToolMendMiddleware
+from ._model_side import Rewritten, rewrite_messages
+from ._records import KEY, reports
+from ._tool_side import ToolSideOptions
 
 __all__ = [
     "KEY",

@@ -10,9 +10,9 @@ checked against its outcome contract:
         result.meta["toolmend"]      # kind, attempts, guidance, receipt, ...
 """
 
-from .messages import model_messages, tool_message
-from .results import META_KEY, findings_of, verdict_of
-from .session import RecoveringSession
+from ._messages import model_messages, tool_message
+from ._results import META_KEY, findings_of, verdict_of
+from ._session import RecoveringSession
 
 __all__ = [
     "META_KEY",

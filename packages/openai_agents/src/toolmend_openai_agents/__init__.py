@@ -9,13 +9,13 @@ tools built elsewhere.  :class:`RecoveringServer` does the same for the tools of
 MCP server.
 """
 
-from .config import run_config
-from .failure import FailureFunction, ToolFailed, failure_error_function, tool_error_formatter
-from .filter import InputFilter, input_filter
-from .mcp import mcp_error_results, mcp_server_options
-from .recovering import RecoveringServer
-from .report import Captured, capture
-from .tools import function_tool
+from ._config import run_config
+from ._failure import FailureFunction, ToolFailed, failure_error_function, tool_error_formatter
+from ._filter import InputFilter, input_filter
+from ._mcp import mcp_error_results, mcp_server_options
+from ._recovering import RecoveringServer
+from ._report import Captured, capture
+from ._tools import function_tool
 
 __all__ = [
     "Captured",

@@ -13,7 +13,7 @@ from mcp.types import CallToolResult
 
 from toolmend import Verdict
 
-from .results import result_text
+from ._results import result_text
 
 __all__ = ["FailedResult", "MalformedResult", "server_text"]
 

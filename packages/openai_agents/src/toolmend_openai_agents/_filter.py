@@ -21,9 +21,9 @@ from agents.run_config import CallModelData, ModelInputData
 from toolmend import ContextPolicy, Form, rewrite
 from toolmend.contracts import Contracts
 
-from . import report
-from .malformed import remember_agent
-from .runs import RUNS
+from . import _report as report
+from ._malformed import remember_agent
+from ._runs import RUNS
 
 __all__ = ["InputFilter", "input_filter"]
 

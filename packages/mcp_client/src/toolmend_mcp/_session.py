@@ -47,11 +47,11 @@ from toolmend.integrations import (
 )
 
 from . import _compat
+from ._catalog import Catalog, ToolInfo
 from ._compat import Client, MCPError, is_error, next_cursor, output_schema, structured_content
-from .catalog import Catalog, ToolInfo
-from .errors import FailedResult, MalformedResult
-from .hooks import chain_messages, record_rejections, shadow_validation
-from .results import error_result, protocol_error_text, result_text, with_findings
+from ._errors import FailedResult, MalformedResult
+from ._hooks import chain_messages, record_rejections, shadow_validation
+from ._results import error_result, protocol_error_text, result_text, with_findings
 
 if TYPE_CHECKING:
     from mcp.shared.dispatcher import ProgressFnT

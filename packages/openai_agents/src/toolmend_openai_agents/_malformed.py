@@ -20,8 +20,8 @@ from agents import FunctionTool, RunContextWrapper, ToolErrorFormatterArgs
 from toolmend import Form
 from toolmend.integrations import unknown_tool
 
-from . import report
-from .runs import RUNS
+from . import _report as report
+from ._runs import RUNS
 
 __all__ = ["remember_agent", "tool_schema", "unknown_tool_text"]
 

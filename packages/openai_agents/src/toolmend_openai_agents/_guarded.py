@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 from toolmend import Effect, RetryPolicy, ToolFailure, telemetry
 from toolmend.integrations import AttemptRecord, CallContext, aexecute, execute
 
-from . import report
-from .runs import RUNS
+from . import _report as report
+from ._runs import RUNS
 
 __all__ = ["Guarded", "Verify"]
 

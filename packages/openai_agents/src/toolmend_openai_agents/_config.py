@@ -9,8 +9,8 @@ from agents import RunConfig
 from toolmend import ContextPolicy, Effect, Form
 from toolmend.contracts import Contracts
 
-from .failure import tool_error_formatter
-from .filter import InputFilter
+from ._failure import tool_error_formatter
+from ._filter import InputFilter
 
 __all__ = ["run_config"]
 

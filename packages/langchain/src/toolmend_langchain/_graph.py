@@ -16,8 +16,8 @@ from langgraph.prebuilt import ToolNode
 
 from toolmend import ContextPolicy, Form
 
-from .model_side import rewrite_messages
-from .tool_side import ToolSideOptions, configure
+from ._model_side import rewrite_messages
+from ._tool_side import ToolSideOptions, configure
 
 __all__ = ["pre_model_hook", "tool_node"]
 

@@ -27,9 +27,10 @@ from toolmend.integrations import (
     pending_verdict,
 )
 
-from . import pending, report
-from .malformed import tool_schema, unknown_tool_text
-from .runs import RUNS
+from . import _pending as pending
+from . import _report as report
+from ._malformed import tool_schema, unknown_tool_text
+from ._runs import RUNS
 
 __all__ = [
     "UNSET",

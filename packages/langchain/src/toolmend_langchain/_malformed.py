@@ -43,7 +43,7 @@ from pydantic import BaseModel, ValidationError
 from toolmend import Form
 from toolmend.integrations import check_call, validation_details
 
-from .records import failure_message, record_of, with_record
+from ._records import failure_message, record_of, with_record
 
 __all__ = ["mend_response", "offered", "schema_errors"]
 

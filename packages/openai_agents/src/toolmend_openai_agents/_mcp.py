@@ -22,9 +22,10 @@ from agents.tool_context import ToolContext
 from toolmend import Effect, Form, ToolFailure, classify_result
 from toolmend.integrations import Source
 
-from . import pending, report
-from .failure import FailureFunction
-from .runs import RUNS, output_text
+from . import _pending as pending
+from . import _report as report
+from ._failure import FailureFunction
+from ._runs import RUNS, output_text
 
 __all__ = ["MCPErrorResults", "mcp_error_results", "mcp_server_options"]
 

@@ -26,7 +26,7 @@ from toolmend import ContextPolicy, Form, Verdict
 from toolmend.integrations import Rewrite
 
 from ._compat import is_error, mime_type, structured_content
-from .results import verdict_of
+from ._results import verdict_of
 
 __all__ = ["model_messages", "tool_message"]
 

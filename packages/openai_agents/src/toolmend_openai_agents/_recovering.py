@@ -44,11 +44,11 @@ from toolmend.integrations import (
     text_of,
 )
 
-from . import pending
-from .contracts import receipt_for
-from .failure import UNSET, FailureFunction, model_arguments, own_failure_function
-from .guarded import Guarded
-from .mcp import MCPErrorResults
+from . import _pending as pending
+from ._contracts import receipt_for
+from ._failure import UNSET, FailureFunction, model_arguments, own_failure_function
+from ._guarded import Guarded
+from ._mcp import MCPErrorResults
 
 __all__ = ["RecoveringServer"]
 

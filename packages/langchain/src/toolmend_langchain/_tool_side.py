@@ -42,10 +42,10 @@ from toolmend.integrations import (
     text_of,
 )
 
-from .contracts import ContractCheck
-from .durable import key_of
-from .malformed import schema_errors
-from .records import failure_message, failure_record, record_of, verdict_from_record, with_record
+from ._contracts import ContractCheck
+from ._durable import key_of
+from ._malformed import schema_errors
+from ._records import failure_message, failure_record, record_of, verdict_from_record, with_record
 
 __all__ = [
     "LoopGuardSpec",

@@ -29,10 +29,10 @@ from langgraph.types import Command
 
 from toolmend import ContextPolicy, Form
 
-from .durable import store_for
-from .malformed import mend_response
-from .model_side import Rewritten, attach_report, rewrite_messages
-from .tool_side import ToolSideOptions, configure
+from ._durable import store_for
+from ._malformed import mend_response
+from ._model_side import Rewritten, attach_report, rewrite_messages
+from ._tool_side import ToolSideOptions, configure
 
 __all__ = ["ToolMendMiddleware"]
 

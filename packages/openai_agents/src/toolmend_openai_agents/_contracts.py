@@ -19,10 +19,10 @@ from pydantic import BaseModel
 from toolmend import Verdict
 from toolmend.contracts import Contracts, review
 
-from . import report
-from .failure import model_arguments
-from .filter import InputFilter
-from .runs import RUNS
+from . import _report as report
+from ._failure import model_arguments
+from ._filter import InputFilter
+from ._runs import RUNS
 
 __all__ = ["apply_contracts", "available_tools", "receipt_for", "run_contracts"]
 

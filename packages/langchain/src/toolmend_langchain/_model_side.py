@@ -20,8 +20,8 @@ import toolmend
 from toolmend import ContextPolicy, Form, Verdict
 from toolmend.integrations import Report, pending_verdict
 
-from .convert import from_openai, to_openai
-from .records import record_of, verdict_from_record, with_record
+from ._convert import from_openai, to_openai
+from ._records import record_of, verdict_from_record, with_record
 
 __all__ = ["Rewritten", "attach_report", "recorded_verdicts", "rewrite_messages"]
 

@@ -5,7 +5,7 @@ body between the two: transient failures are retried inside the call when
 repeating is safe (declared read-only or idempotent, an idempotency key the
 tool honours, a failure before dispatch, or a verify hook saying the first
 attempt did not land), and a call that still fails reaches the failure
-function as a :class:`~toolmend_openai_agents.failure.ToolFailed` carrying the
+function as a :class:`~toolmend_openai_agents._failure.ToolFailed` carrying the
 exact failure.  The run's loop guard refuses exact repeats of calls that
 cannot succeed.  A successful result is checked against its outcome contract,
 if it has one, and a violation reaches the model as the core's receipt.
@@ -50,11 +50,11 @@ from toolmend.integrations import (
     validation_details,
 )
 
-from . import report
-from .contracts import apply_contracts
-from .failure import UNSET, Validator, model_arguments, own_failure_function
-from .guarded import Guarded, Verify
-from .runs import RUNS
+from . import _report as report
+from ._contracts import apply_contracts
+from ._failure import UNSET, Validator, model_arguments, own_failure_function
+from ._guarded import Guarded, Verify
+from ._runs import RUNS
 
 __all__ = ["function_tool"]
 
