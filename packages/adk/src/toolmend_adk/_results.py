@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolmend import Form, ToolFailure, Verdict, classify_result
-from toolmend.integrations import ResultFailed
+from toolmend.integrations import ResultFailed, text_of
 
 __all__ = ["Returned", "failure_response", "judged", "success_response", "verdict_of"]
 
@@ -35,9 +35,13 @@ def _mcp_result(result: Any) -> tuple[Any, bool] | None:
 
 
 def result_text(result: Any) -> str:
-    """The result as the model reads it: the text itself, else its JSON."""
+    """The result as the model reads it: the text itself, an MCP result's text, else its JSON."""
     if isinstance(result, str):
         return result
+    mcp = _mcp_result(result)
+    shown = text_of(mcp[0]) if mcp is not None else None
+    if shown:
+        return shown
     try:
         return json.dumps(result, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
