@@ -13,8 +13,8 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.runners import InMemoryRunner
 from google.genai import types
 
-from toolmend.integrations import GUIDANCE, VERIFY_FIRST
 from toolmend import Kind
+from toolmend.integrations import GUIDANCE, VERIFY_FIRST
 from toolmend_adk.testing import ScriptedLlm
 
 TRANSIENT = GUIDANCE[Kind.TRANSIENT]

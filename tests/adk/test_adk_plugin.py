@@ -6,11 +6,10 @@ function response in the model's next request, and how many times each tool body
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Any
-
 import inspect
 import json
+from collections import Counter
+from typing import Any
 
 import pytest
 from adk_support import FIXABLE, TRANSIENT, UNRECOVERABLE, VERIFY_FIRST, arun_agent, run_agent

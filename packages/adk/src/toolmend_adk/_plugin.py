@@ -66,7 +66,7 @@ __all__ = ["ToolMendPlugin", "Verify"]
 log = logging.getLogger("toolmend.adk")
 
 Verify = Callable[[CallContext, BaseException], "bool | Awaitable[bool | None] | None"]
-"""``(call, exc) -> True`` (the write landed) / ``False`` (it did not: safe to repeat) / ``None``."""
+"""``(call, exc) -> True`` (it landed), ``False`` (it did not: safe to repeat) or ``None``."""
 
 _ANSWERED = Verdict(False, rule="toolmend-adk")
 """The run-state mark of a response the plugin gave itself: the after-callback passes it."""
@@ -374,9 +374,16 @@ class ToolMendPlugin(BasePlugin):
         call_id: str | None,
         history: list[AttemptRecord],
     ) -> None:
-        log.info("toolmend: tool %s succeeded after %d attempts (call %s)", tool, len(history) + 1, call_id)
+        log.info(
+            "toolmend: tool %s succeeded after %d attempts (call %s)",
+            tool,
+            len(history) + 1,
+            call_id,
+        )
         self._records.append(
-            CallRecord.of_success(tool, history=tuple(history), call_id=call_id, arguments=arguments)
+            CallRecord.of_success(
+                tool, history=tuple(history), call_id=call_id, arguments=arguments
+            )
         )
 
 

@@ -55,15 +55,16 @@ def reply(text: str) -> LlmResponse:
 class ScriptedLlm(BaseLlm):
     """An ADK model that plays a script: one response per model call, in order.
 
-    Args:
-        script: The responses, one per model call (see :func:`call`, :func:`reply`).
+    Attributes:
+        script: The responses still to play, one per model call (see :func:`call`,
+            :func:`reply`); pass it as a keyword, as to any pydantic model.
         model: The model's name.
+        requests: A deep copy of every request, in order.
     """
 
     model: str = "scripted"
     script: list[LlmResponse] = Field(default_factory=list)
     requests: list[LlmRequest] = Field(default_factory=list)
-    """A deep copy of every request, in order."""
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
@@ -93,5 +94,7 @@ class ScriptedLlm(BaseLlm):
         for part in content.parts or ():
             response = part.function_response
             if response is not None:
-                found.append({"id": response.id, "name": response.name, "response": response.response})
+                found.append(
+                    {"id": response.id, "name": response.name, "response": response.response}
+                )
         return found
