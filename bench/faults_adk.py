@@ -25,6 +25,7 @@ from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from faults import text_table
 from google.adk.agents import LlmAgent
 from google.adk.apps import App
 from google.adk.models.base_llm import BaseLlm
@@ -223,10 +224,7 @@ def render(rows: list[Row]) -> str:
                 f"{r.landed_said}/{r.failed_responses}" if r.failed_responses else "-",
             )
         )
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    lines = [" | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in table]
-    lines.insert(1, "-+-".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return text_table(table)
 
 
 async def bench(runs: int) -> list[Row]:
