@@ -322,7 +322,12 @@ def render(rows: list[Row]) -> str:
                 told,
             )
         )
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    return text_table(table)
+
+
+def text_table(table: list[tuple[str, ...]]) -> str:
+    """Rows of cells (the header first) as aligned text columns, a rule under the header."""
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     lines = [
         " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in table
     ]

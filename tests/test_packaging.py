@@ -18,7 +18,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("core", "langchain", "openai_agents", "mcp_client", "engine", "dbos")
+FOLDERS = ("core", "langchain", "openai_agents", "mcp_client", "engine", "dbos", "adk")
 
 
 def load_dists() -> ModuleType:
@@ -146,6 +146,7 @@ def test_no_adapter_imports_another() -> None:
         "mcp_client": {"toolmend"},
         "engine": {"toolmend"},
         "dbos": {"toolmend"},
+        "adk": {"toolmend"},
     }
 
 
