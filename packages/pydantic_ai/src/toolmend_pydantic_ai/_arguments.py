@@ -1,0 +1,72 @@
+"""Arguments that fail a tool's schema: the core's fixable failure, not Pydantic's error dump.
+
+Pydantic AI validates a call's arguments before the toolset sees the call, with
+the validator the toolset handed over in ``get_tools``.  Stock, a failure reaches
+the model as the raw list of Pydantic errors.  The wrapper hands over this
+validator instead: it validates exactly as the tool's own does, and turns a
+``ValidationError`` into a ``ModelRetry`` carrying the core's text (which
+argument, what was expected, what was sent, and that nothing ran).  It stays a
+``ModelRetry``, so it counts against the tool's retries as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_ai import ModelRetry
+from pydantic_ai.toolsets.abstract import SchemaValidatorProt
+
+from toolmend import Form, ToolFailure
+from toolmend.integrations import parse_arguments, validation_details
+
+from ._delivery import message
+
+__all__ = ["CheckedArguments"]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedArguments:
+    """A tool's argument validator whose failures read as the core's fixable failure.
+
+    Attributes:
+        tool: The tool's name, as the model called it.
+        inner: The tool's own validator.
+        form: The delivery form.
+    """
+
+    tool: str
+    inner: SchemaValidatorProt
+    form: Form
+
+    def _refused(self, raw: Any, error: ValidationError) -> ModelRetry:
+        parsed = parse_arguments(raw, repair=False).value
+        arguments = parsed if isinstance(parsed, dict) else {}
+        details = validation_details(error) or "they do not match the tool's parameters"
+        failure = ToolFailure.invalid_arguments(self.tool, arguments, details)
+        return ModelRetry(message(failure, self.form))
+
+    def validate_json(self, input: str | bytes | bytearray, **kwargs: Any) -> Any:
+        """The tool's own JSON validation; a failure is raised as ``ModelRetry``.
+
+        Args:
+            input: The arguments as the model wrote them.
+            **kwargs: As Pydantic AI passes them.
+        """
+        try:
+            return self.inner.validate_json(input, **kwargs)
+        except ValidationError as error:
+            raise self._refused(input, error) from error
+
+    def validate_python(self, input: Any, **kwargs: Any) -> Any:
+        """The tool's own validation of parsed arguments; a failure is raised as ``ModelRetry``.
+
+        Args:
+            input: The arguments as the model wrote them.
+            **kwargs: As Pydantic AI passes them.
+        """
+        try:
+            return self.inner.validate_python(input, **kwargs)
+        except ValidationError as error:
+            raise self._refused(input, error) from error
