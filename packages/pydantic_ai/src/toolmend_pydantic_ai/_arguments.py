@@ -12,6 +12,7 @@ argument, what was expected, what was sent, and that nothing ran).  It stays a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -19,7 +20,7 @@ from pydantic_ai import ModelRetry
 from pydantic_ai.toolsets.abstract import SchemaValidatorProt
 
 from toolmend import Form, ToolFailure
-from toolmend.integrations import parse_arguments, validation_details
+from toolmend.integrations import argument_errors, parse_arguments, validation_details
 
 from ._delivery import message
 
@@ -34,11 +35,23 @@ class CheckedArguments:
         tool: The tool's name, as the model called it.
         inner: The tool's own validator.
         form: The delivery form.
+        schema: The input schema to check the validated arguments against (``None``:
+            the tool's own validator is the whole check).
     """
 
     tool: str
     inner: SchemaValidatorProt
     form: Form
+    schema: Mapping[str, Any] | None = None
+
+    def _checked(self, validated: Any) -> Any:
+        if self.schema is None or not isinstance(validated, Mapping):
+            return validated
+        details = argument_errors(self.schema, validated)
+        if details is None:
+            return validated
+        failure = ToolFailure.invalid_arguments(self.tool, dict(validated), details)
+        raise ModelRetry(message(failure, self.form))
 
     def _refused(self, raw: Any, error: ValidationError) -> ModelRetry:
         parsed = parse_arguments(raw, repair=False).value
@@ -55,9 +68,10 @@ class CheckedArguments:
             **kwargs: As Pydantic AI passes them.
         """
         try:
-            return self.inner.validate_json(input, **kwargs)
+            validated = self.inner.validate_json(input, **kwargs)
         except ValidationError as error:
             raise self._refused(input, error) from error
+        return self._checked(validated)
 
     def validate_python(self, input: Any, **kwargs: Any) -> Any:
         """The tool's own validation of parsed arguments; a failure is raised as ``ModelRetry``.
@@ -67,6 +81,7 @@ class CheckedArguments:
             **kwargs: As Pydantic AI passes them.
         """
         try:
-            return self.inner.validate_python(input, **kwargs)
+            validated = self.inner.validate_python(input, **kwargs)
         except ValidationError as error:
             raise self._refused(input, error) from error
+        return self._checked(validated)

@@ -216,16 +216,19 @@ class RecoveringToolset(WrapperToolset[AgentDepsT]):
     async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
         """The wrapped toolset's tools, their argument failures read as the core's.
 
+        An MCP tool's arguments are checked against its input schema before they are sent.
+
         Args:
             ctx: The run's context.
         """
         tools = await self.wrapped.get_tools(ctx)
         self._names = list(tools)
-        form = self.recovery.form
-        return {
-            name: replace(tool, args_validator=CheckedArguments(name, tool.args_validator, form))
-            for name, tool in tools.items()
-        }
+        return {name: replace(tool, args_validator=self._validator(name, tool)) for name, tool in tools.items()}
+
+    def _validator(self, name: str, tool: ToolsetTool[AgentDepsT]) -> CheckedArguments:
+        """The tool's validator, and for an MCP tool (validated by its server) its schema."""
+        schema = tool.tool_def.parameters_json_schema if _is_mcp(tool.toolset) else None
+        return CheckedArguments(name, tool.args_validator, self.recovery.form, schema)
 
     def effect(self, name: str, tool: ToolsetTool[Any] | None = None) -> tuple[Effect, str]:
         """The effect of tool ``name`` and where it came from (``declared``, ``annotations``...).
