@@ -57,6 +57,7 @@ PACKAGES = (
     Package("mcp_client", "toolmend-mcp", None, ()),
     Package("engine", "toolmend-engine", "model", ("toolmend-engine",)),
     Package("dbos", "toolmend-dbos", None, ()),
+    Package("pydantic_ai", "toolmend-pydantic-ai", None, ()),
 )
 
 

@@ -18,7 +18,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("core", "langchain", "openai_agents", "mcp_client", "engine", "dbos")
+FOLDERS = ("core", "langchain", "openai_agents", "mcp_client", "engine", "dbos", "pydantic_ai")
 
 
 def load_dists() -> ModuleType:
@@ -146,6 +146,8 @@ def test_no_adapter_imports_another() -> None:
         "mcp_client": {"toolmend"},
         "engine": {"toolmend"},
         "dbos": {"toolmend"},
+        # durable runs under DBOS reuse toolmend-dbos's store and step settings ([dbos] extra)
+        "pydantic_ai": {"toolmend", "toolmend-dbos"},
     }
 
 

@@ -32,6 +32,7 @@ READMES = [
     "packages/mcp_client/README.md",
     "packages/engine/README.md",
     "packages/dbos/README.md",
+    "packages/pydantic_ai/README.md",
 ]
 # The documentation site's pages; their code is held to the same standard.
 DOCS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))
@@ -80,8 +81,8 @@ def test_the_docs_hold_code_that_runs() -> None:
     assert len([page for page in DOCS if python_blocks(page)]) >= 5
 
 
-def test_the_readme_has_the_three_quickstarts() -> None:
-    assert len(python_blocks("README.md")) == 3
+def test_the_readme_has_the_four_quickstarts() -> None:
+    assert len(python_blocks("README.md")) == 4
 
 
 @pytest.mark.parametrize(

@@ -11,14 +11,15 @@ argument, what was expected, what was sent, and that nothing ran).  It stays a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
-from pydantic_ai import ModelRetry
 from pydantic_ai.toolsets.abstract import SchemaValidatorProt
+from pydantic_core import SchemaValidator
 
+from pydantic_ai import ModelRetry
 from toolmend import Form, ToolFailure
 from toolmend.integrations import argument_errors, parse_arguments, validation_details
 
@@ -40,7 +41,7 @@ class CheckedArguments:
     """
 
     tool: str
-    inner: SchemaValidatorProt
+    inner: SchemaValidator | SchemaValidatorProt
     form: Form
     schema: Mapping[str, Any] | None = None
 

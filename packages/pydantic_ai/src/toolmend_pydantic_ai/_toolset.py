@@ -26,11 +26,11 @@ from dataclasses import dataclass, replace
 from typing import Any, Unpack
 
 from pydantic import BaseModel
-from pydantic_ai import ModelRetry, RunContext, ToolFailed, WrapperToolset
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred
 from pydantic_ai.tools import AgentDepsT
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
+from pydantic_ai import ModelRetry, RunContext, ToolFailed, WrapperToolset
 from toolmend import Effect, ToolFailure, classify_result, telemetry
 from toolmend.contracts import review
 from toolmend.durable import Recorded, StepStore, arun_durably
@@ -53,7 +53,7 @@ __all__ = ["RecoveringToolset", "Verify", "idempotency_key"]
 
 log = logging.getLogger("toolmend.pydantic_ai")
 
-Verify = Callable[[CallContext, BaseException], "bool | None | Awaitable[bool | None]"]
+Verify = Callable[[CallContext, BaseException], "bool | Awaitable[bool | None] | None"]
 """``(call, exc) -> True`` (it landed) / ``False`` (it did not: safe to repeat) / ``None``."""
 
 _PASSTHROUGH: tuple[type[BaseException], ...] = (
@@ -223,7 +223,10 @@ class RecoveringToolset(WrapperToolset[AgentDepsT]):
         """
         tools = await self.wrapped.get_tools(ctx)
         self._names = list(tools)
-        return {name: replace(tool, args_validator=self._validator(name, tool)) for name, tool in tools.items()}
+        return {
+            name: replace(tool, args_validator=self._validator(name, tool))
+            for name, tool in tools.items()
+        }
 
     def _validator(self, name: str, tool: ToolsetTool[AgentDepsT]) -> CheckedArguments:
         """The tool's validator, and for an MCP tool (validated by its server) its schema."""
@@ -315,13 +318,20 @@ class RecoveringToolset(WrapperToolset[AgentDepsT]):
             outcome = await aexecute(attempt, history=history, **options)
         else:
             outcome = await arun_durably(
-                attempt, store=store, key=_durable.step_key(), text=_text, history=history, **options
+                attempt,
+                store=store,
+                key=_durable.step_key(),
+                text=_text,
+                history=history,
+                **options,
             )
         form = self.recovery.form
         if isinstance(outcome, Recorded):
             return outcome.text
         if isinstance(outcome, ToolFailure):
-            telemetry.record(outcome, effect=options["effect"], effect_source=source, form=form.value)
+            telemetry.record(
+                outcome, effect=options["effect"], effect_source=source, form=form.value
+            )
             log.info(
                 "toolmend.pydantic_ai: %s failed: kind=%s rule=%s attempts=%d",
                 outcome.tool, outcome.kind.value, outcome.rule, outcome.attempts,
@@ -345,4 +355,3 @@ class RecoveringToolset(WrapperToolset[AgentDepsT]):
             log.exception("toolmend: could not check the result of %s; returned as is", name)
             return result
         return found.text if found.changed else result
-

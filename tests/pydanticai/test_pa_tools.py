@@ -1,4 +1,4 @@
-"""``RecoveringToolset`` on function tools, run by a real ``Agent`` and a scripted ``FunctionModel``.
+"""``RecoveringToolset`` on function tools: a real ``Agent`` and a scripted ``FunctionModel``.
 
 Every test asserts what the model's next request carried (the exact tool results and
 their outcome: ``failed`` for ``ToolFailed``, ``retried`` for ``ModelRetry``) and counts
@@ -16,13 +16,14 @@ from pa_support import Script
 from pydantic_ai import Agent, FunctionToolset, ModelRetry
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 
+from toolmend import Kind
 from toolmend.contracts import Contracts
 from toolmend.integrations import GUIDANCE, VERIFY_FIRST
 from toolmend.retry import SleepLog
 from toolmend_pydantic_ai import RecoveringToolset, idempotency_key
 
 HERE = Path(__file__).name
-FIXABLE = GUIDANCE["fixable"]  # type: ignore[index]
+FIXABLE = GUIDANCE[Kind.FIXABLE]
 
 
 def line_of(marker: str) -> int:
@@ -163,7 +164,9 @@ def test_a_fixable_failure_is_a_model_retry_carrying_the_cause() -> None:
             raise ValueError("400 Bad Request: price must be positive")  # bad-price
         return f"{sku} now costs {price}"
 
-    script = Script([[("set_price", {"sku": "A1", "price": -1})], [("set_price", {"sku": "A1", "price": 5})]])
+    script = Script(
+        [[("set_price", {"sku": "A1", "price": -1})], [("set_price", {"sku": "A1", "price": 5})]]
+    )
     toolset = RecoveringToolset(tools, effects={"set_price": "idempotent"})
     Agent(script.model, toolsets=[toolset]).run_sync("Set A1 to -1")
     note = (
@@ -195,7 +198,7 @@ def test_an_unrecoverable_failure_is_terminal_and_spends_no_retry() -> None:
     [(tool, content, outcome)] = script.results(1)
     assert (tool, outcome) == ("read_file", "failed")
     assert "PermissionError: Permission denied: /etc/shadow" in content
-    assert content.endswith(GUIDANCE["unrecoverable"])  # type: ignore[index]
+    assert content.endswith(GUIDANCE[Kind.UNRECOVERABLE])
 
 
 def test_the_loop_guard_refuses_an_exact_repeat_of_a_failed_call() -> None:
@@ -215,7 +218,7 @@ def test_the_loop_guard_refuses_an_exact_repeat_of_a_failed_call() -> None:
     cause = "failed after 1 attempt with PermissionError: Permission denied: /etc/shadow"
     where = f"> Where: {HERE}:{line_of('denied')} in read_file"
     said = "Note from the tool runtime: the last attempt called read_file with `path=/etc/shadow`"
-    unrecoverable = GUIDANCE["unrecoverable"]  # type: ignore[index]
+    unrecoverable = GUIDANCE[Kind.UNRECOVERABLE]
     assert script.results(1) == [
         ("read_file", f"{said} and it failed with:\n> Tool 'read_file' {cause}\n{where}\n\n"
          + unrecoverable, "failed")
@@ -284,7 +287,9 @@ def test_a_keyed_write_is_repeated_with_the_same_key(sleeps: SleepLog) -> None:
     script = Script([[("pay", {"invoice": "7"})]])
     toolset = RecoveringToolset(tools, effects={"pay": "write"}, keyed={"pay"})
     Agent(script.model, toolsets=[toolset]).run_sync("Pay 7")
-    assert len(keys) == 2 and keys[0] is not None and keys[0] == keys[1]
+    assert len(keys) == 2
+    assert keys[0] is not None
+    assert keys[0] == keys[1]
     assert script.results(1) == [("pay", "paid 7", "success")]
     assert idempotency_key() is None
 

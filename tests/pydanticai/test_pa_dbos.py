@@ -23,8 +23,8 @@ import pytest
 
 pytest.importorskip("dbos", reason="dbos is not installed (requirements/dev.txt pins it)")
 
-from toolmend.durable import LANDED_TEXT  # noqa: E402
-from toolmend.integrations import VERIFY_FIRST  # noqa: E402
+from toolmend.durable import LANDED_TEXT
+from toolmend.integrations import VERIFY_FIRST
 
 WORKER = str(Path(__file__).with_name("pa_dbos_worker.py"))
 STOPPED = (

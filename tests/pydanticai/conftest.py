@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("pydantic_ai", reason="pydantic-ai-slim is not installed (requirements/dev.txt)")
+pytest.importorskip(
+    "pydantic_ai", reason="pydantic-ai-slim is not installed (requirements/dev.txt)"
+)
 
-import toolmend  # noqa: E402
-from toolmend.retry import SleepLog, reset_budgets  # noqa: E402
+import toolmend
+from toolmend.retry import SleepLog, reset_budgets
 
 sys.path.insert(0, str(Path(__file__).parent))
 

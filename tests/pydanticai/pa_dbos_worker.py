@@ -24,7 +24,6 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from dbos import DBOS, SetWorkflowID
 from pydantic_ai import Agent, FunctionToolset
 from pydantic_ai.durable_exec.dbos import DBOSAgent
 from pydantic_ai.messages import (
@@ -37,6 +36,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from dbos import DBOS, SetWorkflowID
 from toolmend_pydantic_ai import RecoveringToolset
 
 WORKFLOW = "wf-1"
@@ -68,7 +68,9 @@ def main(url: str, ledger: Path, setup: str, die: str, out: Path) -> None:
 
     def landed(call: Any, exc: BaseException) -> bool:
         with sqlite3.connect(ledger) as conn:
-            rows = conn.execute("SELECT 1 FROM ledger WHERE invoice = ?", (call.arguments["invoice"],))
+            rows = conn.execute(
+                "SELECT 1 FROM ledger WHERE invoice = ?", (call.arguments["invoice"],)
+            )
             return bool(list(rows))
 
     verify = {"pay": landed} if setup == "verify" else None

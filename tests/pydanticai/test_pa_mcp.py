@@ -22,6 +22,7 @@ from pydantic_ai import Agent
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.mcp import MCPToolset
 
+from toolmend import Kind
 from toolmend.integrations import GUIDANCE, VERIFY_FIRST
 from toolmend.retry import SleepLog
 from toolmend_pydantic_ai import RecoveringToolset
@@ -86,7 +87,7 @@ def test_a_permission_error_result_is_terminal(tmp_path: Path) -> None:
     Agent(script.model, toolsets=[toolset]).run_sync("Read it")
     assert len(runs(tmp_path, "read_secret")) == 1
     error = "Error executing tool read_secret: Permission denied: /etc/shadow"
-    unrecoverable = GUIDANCE["unrecoverable"]  # type: ignore[index]
+    unrecoverable = GUIDANCE[Kind.UNRECOVERABLE]
     expected = note("read_secret", "path=/etc/shadow", error, unrecoverable)
     assert script.results(1) == [("read_secret", expected, "failed")]
 
@@ -112,6 +113,6 @@ def test_mcp_arguments_that_fail_the_schema_never_reach_the_server(tmp_path: Pat
     toolset = RecoveringToolset(server(tmp_path), effects={"stock": "read_only"})
     Agent(script.model, toolsets=[toolset]).run_sync("Stock of 7?")
     error = "Tool 'stock' was not run: invalid arguments. sku: 7 is not of type 'string'"
-    fixable = GUIDANCE["fixable"]  # type: ignore[index]
+    fixable = GUIDANCE[Kind.FIXABLE]
     assert script.results(1) == [("stock", note("stock", "sku=7", error, fixable), "retried")]
     assert runs(tmp_path, "stock") == []
