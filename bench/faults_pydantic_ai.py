@@ -32,7 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+from faults import http_error  # the same faults as bench/faults.py (this folder)
+from pydantic_ai import Agent, FunctionToolset, ModelRetry
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -44,24 +45,11 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import toolmend
-from pydantic_ai import Agent, FunctionToolset, ModelRetry
 from toolmend.retry import reset_budgets
 from toolmend_pydantic_ai import RecoveringToolset
 
-URL = "https://api.example.test/v1/resource"
 RETRY_WORDS = ("try again", "expected to succeed")
 MAX_CALLS = 3
-
-
-def http_error(status: int, retry_after: str | None = None) -> Exception:
-    """A real ``httpx.HTTPStatusError``, raised by httpx itself, without a network."""
-    headers = {"Retry-After": retry_after} if retry_after else {}
-    response = httpx.Response(status, headers=headers, request=httpx.Request("GET", URL))
-    try:
-        response.raise_for_status()
-    except httpx.HTTPStatusError as exc:
-        return exc
-    raise AssertionError(status)
 
 
 def lost_reply() -> Exception:

@@ -24,17 +24,10 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from pa_support import Script
 from pydantic_ai import Agent, FunctionToolset
 from pydantic_ai.durable_exec.dbos import DBOSAgent
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    TextPart,
-    ToolCallPart,
-    ToolReturnPart,
-)
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.messages import ModelRequest, ToolReturnPart
 
 from dbos import DBOS, SetWorkflowID
 from toolmend_pydantic_ai import RecoveringToolset
@@ -46,11 +39,6 @@ def main(url: str, ledger: Path, setup: str, die: str, out: Path) -> None:
     with sqlite3.connect(ledger) as conn:
         conn.execute("CREATE TABLE IF NOT EXISTS ledger (invoice TEXT)")
         conn.execute("CREATE TABLE IF NOT EXISTS died (point TEXT)")
-
-    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if len(messages) == 1:
-            return ModelResponse(parts=[ToolCallPart("pay", {"invoice": "7"}, tool_call_id="c1")])
-        return ModelResponse(parts=[TextPart("done")])
 
     tools: FunctionToolset[None] = FunctionToolset()
 
@@ -81,7 +69,9 @@ def main(url: str, ledger: Path, setup: str, die: str, out: Path) -> None:
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # DBOSAgent is deprecated for DBOSDurability
-        agent = DBOSAgent(Agent(FunctionModel(model), name="payer", toolsets=[toolset]))
+        agent = DBOSAgent(
+            Agent(Script([[("pay", {"invoice": "7"})]]).model, name="payer", toolsets=[toolset])
+        )
 
     DBOS(config={"name": "toolmend-pa-test", "system_database_url": url, "log_level": "WARNING"})
     DBOS.launch()

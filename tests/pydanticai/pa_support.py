@@ -23,6 +23,8 @@ Call = tuple[str, dict[str, Any]]
 class Script:
     """Answers each model request with the next turn: tool calls, then a final text.
 
+    The calls of turn ``n`` get the ids ``call_n_0``, ``call_n_1``...
+
     Attributes:
         turns: Each turn's tool calls (name, arguments); the last answer is ``done``.
         seen: The messages of every request the model received.
@@ -33,7 +35,9 @@ class Script:
 
     def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         self.seen.append(list(messages))
-        step = len(self.seen) - 1
+        # the turn is read from the conversation, not counted here: a durable run that is
+        # recovered replays the model's earlier answers without asking this function again
+        step = sum(isinstance(message, ModelResponse) for message in messages)
         if step >= len(self.turns):
             return ModelResponse(parts=[TextPart("done")])
         return ModelResponse(

@@ -11,15 +11,15 @@ argument, what was expected, what was sent, and that nothing ran).  It stays a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_ai import ModelRetry
 from pydantic_ai.toolsets.abstract import SchemaValidatorProt
 from pydantic_core import SchemaValidator
 
-from pydantic_ai import ModelRetry
 from toolmend import Form, ToolFailure
 from toolmend.integrations import argument_errors, parse_arguments, validation_details
 
@@ -61,6 +61,13 @@ class CheckedArguments:
         failure = ToolFailure.invalid_arguments(self.tool, arguments, details)
         return ModelRetry(message(failure, self.form))
 
+    def _validated(self, validate: Callable[..., Any], input: Any, kwargs: dict[str, Any]) -> Any:
+        try:
+            validated = validate(input, **kwargs)
+        except ValidationError as error:
+            raise self._refused(input, error) from error
+        return self._checked(validated)
+
     def validate_json(self, input: str | bytes | bytearray, **kwargs: Any) -> Any:
         """The tool's own JSON validation; a failure is raised as ``ModelRetry``.
 
@@ -68,11 +75,7 @@ class CheckedArguments:
             input: The arguments as the model wrote them.
             **kwargs: As Pydantic AI passes them.
         """
-        try:
-            validated = self.inner.validate_json(input, **kwargs)
-        except ValidationError as error:
-            raise self._refused(input, error) from error
-        return self._checked(validated)
+        return self._validated(self.inner.validate_json, input, kwargs)
 
     def validate_python(self, input: Any, **kwargs: Any) -> Any:
         """The tool's own validation of parsed arguments; a failure is raised as ``ModelRetry``.
@@ -81,8 +84,4 @@ class CheckedArguments:
             input: The arguments as the model wrote them.
             **kwargs: As Pydantic AI passes them.
         """
-        try:
-            validated = self.inner.validate_python(input, **kwargs)
-        except ValidationError as error:
-            raise self._refused(input, error) from error
-        return self._checked(validated)
+        return self._validated(self.inner.validate_python, input, kwargs)

@@ -25,12 +25,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, Unpack
 
-from pydantic import BaseModel
+from pydantic_ai import ModelRetry, RunContext, ToolFailed, WrapperToolset
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred
 from pydantic_ai.tools import AgentDepsT
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+from pydantic_core import to_jsonable_python
 
-from pydantic_ai import ModelRetry, RunContext, ToolFailed, WrapperToolset
 from toolmend import Effect, ToolFailure, classify_result, telemetry
 from toolmend.contracts import review
 from toolmend.durable import Recorded, StepStore, arun_durably
@@ -115,12 +115,8 @@ def _text(value: Any) -> str:
 
 
 def _value(result: Any) -> Any:
-    """The result as the text or JSON value a contract reads; ``None`` if it is neither."""
-    if isinstance(result, str | dict | list):
-        return result
-    if isinstance(result, BaseModel):
-        return result.model_dump(mode="json")
-    return None
+    """The result as the JSON value (or text) a contract reads, as Pydantic AI serializes it."""
+    return result if isinstance(result, str) else to_jsonable_python(result)
 
 
 class RecoveringToolset(WrapperToolset[AgentDepsT]):
@@ -348,8 +344,6 @@ class RecoveringToolset(WrapperToolset[AgentDepsT]):
             return result
         try:
             value = _value(result)
-            if value is None:
-                return result
             found = review(contracts, name, arguments, value, available_tools=self._names)
         except Exception:
             log.exception("toolmend: could not check the result of %s; returned as is", name)
