@@ -58,6 +58,7 @@ PACKAGES = (
     Package("engine", "toolmend-engine", "model", ("toolmend-engine",)),
     Package("dbos", "toolmend-dbos", None, ()),
     Package("adk", "toolmend-adk", None, ()),
+    Package("pydantic_ai", "toolmend-pydantic-ai", None, ()),
 )
 
 

@@ -18,7 +18,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("core", "langchain", "openai_agents", "mcp_client", "engine", "dbos", "adk")
+FOLDERS = ("core", "langchain", "openai_agents", "mcp_client", "engine", "dbos", "adk", "pydantic_ai")
 
 
 def load_dists() -> ModuleType:
@@ -147,6 +147,8 @@ def test_no_adapter_imports_another() -> None:
         "engine": {"toolmend"},
         "dbos": {"toolmend"},
         "adk": {"toolmend"},
+        # durable runs under DBOS reuse toolmend-dbos's store and step settings ([dbos] extra)
+        "pydantic_ai": {"toolmend", "toolmend-dbos"},
     }
 
 

@@ -33,6 +33,7 @@ READMES = [
     "packages/engine/README.md",
     "packages/dbos/README.md",
     "packages/adk/README.md",
+    "packages/pydantic_ai/README.md",
 ]
 # The documentation site's pages; their code is held to the same standard.
 DOCS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))
