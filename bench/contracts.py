@@ -13,12 +13,8 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 import time
 from collections import Counter
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from contract_corpus import BOUNDARY, CLASSES, SUBSTITUTES, Call, corpus, inject
 

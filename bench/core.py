@@ -31,8 +31,7 @@ from typing import Any
 
 import toolmend
 from toolmend import telemetry
-from toolmend.classify._detect import text_of
-from toolmend.integrations import CallContext, execute
+from toolmend.integrations import CallContext, execute, text_of
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "core" / "corpus" / "errors.jsonl"
 SMALL = 1024

@@ -53,12 +53,9 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
 from toolmend import RetryPolicy
-from toolmend.integrations import CallContext
-from toolmend.run._retry import reset_budgets
+from toolmend.integrations import CallContext, reset_budgets
 from toolmend_langchain import ToolMendMiddleware
 from toolmend_langchain.testing import ScriptedChatModel
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 POINTS = ("before", "during", "after", "returned", "begin", "store", "raise")
 AFTER_THE_EFFECT = ("store", "raise")
@@ -136,7 +133,7 @@ def databases(kind: str, names: list[str]) -> Iterator[dict[str, Database]]:
         with tempfile.TemporaryDirectory(prefix="toolmend-crash-") as folder:
             yield {n: Database("sqlite", str(Path(folder) / f"{n}.db")) for n in names}
         return
-    import pg_cluster
+    from tools import pg_cluster
 
     reason = pg_cluster.missing_reason()
     if reason is not None:
@@ -456,6 +453,7 @@ def scenario(db: Database, setup: str, calls: list[str], plan: Plan, workers: in
 def dbos_worker(db: Database, plan: Plan, setup: str, calls: list[str], w: int) -> None:
     """One DBOS worker (executor ``w<w>``): runs or recovers the workflow of each call."""
     from dbos import DBOS, SetWorkflowID
+
     from toolmend_dbos import DurableTools
 
     DBOS(

@@ -50,11 +50,10 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 
 from toolmend import Form, Kind
-from toolmend_engine import ChatEngine, LocalModel, default_model_path
+from toolmend_engine import ChatEngine, LocalModel, default_model_path, make_proxy, make_server
 from toolmend_engine.eval._scenarios import decision_messages, load_suite
-from toolmend_engine.http._proxy import make_proxy
 from toolmend_engine.http._requests import parse_chat
-from toolmend_engine.http._server import EngineHandler, make_server
+from toolmend_engine.http._server import EngineHandler
 from toolmend_engine.inference._model import common_prefix
 
 

@@ -39,8 +39,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 
 import toolmend
 from toolmend import ToolFailure
-from toolmend.integrations import CallContext
-from toolmend.run._retry import now, reset_budgets
+from toolmend.integrations import CallContext, reset_budgets
+from toolmend.run._retry import now
 
 URL = "https://api.example.test/v1/resource"
 

@@ -38,7 +38,7 @@ from google.genai import types
 from pydantic import Field
 
 import toolmend
-from toolmend.retry import reset_budgets
+from toolmend.integrations import reset_budgets
 from toolmend_adk import ToolMendPlugin
 from toolmend_adk.testing import call, reply
 

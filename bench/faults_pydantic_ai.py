@@ -45,7 +45,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import toolmend
-from toolmend.retry import reset_budgets
+from toolmend.integrations import reset_budgets
 from toolmend_pydantic_ai import RecoveringToolset
 
 RETRY_WORDS = ("try again", "expected to succeed")

@@ -22,7 +22,6 @@ from __future__ import annotations
 import itertools
 import math
 import re
-import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -31,12 +30,10 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "corpus" / "realworld"))
-
-import split as corpus  # noqa: E402
 
 import toolmend  # noqa: E402
 from toolmend.classify import _text as classify  # noqa: E402
+from tools import split as corpus  # noqa: E402
 
 KINDS = ("transient", "fixable", "unrecoverable", "ambiguous")
 TOKEN = re.compile(r"[a-z][a-z0-9]+")

@@ -25,18 +25,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "corpus" / "realworld"))
-
-import split as corpus  # noqa: E402
 
 import toolmend  # noqa: E402
+from tools import split as corpus  # noqa: E402
 
 GUIDED = {"transient", "fixable", "unrecoverable"}
 

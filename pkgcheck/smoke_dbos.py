@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from dbos import DBOS, SetWorkflowID
+
 from toolmend import RetryPolicy
 from toolmend.durable import dbos_key
 from toolmend_dbos import DurableTools

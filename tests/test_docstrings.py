@@ -29,11 +29,18 @@ MODULES = (
     "toolmend.integrations",
     "toolmend.contracts",
     "toolmend.durable",
+    "toolmend.telemetry",
+    "toolmend.cli",
     "toolmend_langchain",
+    "toolmend_langchain.testing",
     "toolmend_openai_agents",
     "toolmend_mcp",
     "toolmend_engine",
     "toolmend_dbos",
+    "toolmend_adk",
+    "toolmend_adk.testing",
+    "toolmend_pydantic_ai",
+    "toolmend_engine.cli",
 )
 SECTIONS = ("Args", "Arguments", "Attributes", "Keyword Args", "Keyword Arguments")
 _HEADER = re.compile(r"^(\s*)(" + "|".join(SECTIONS) + r"):\s*$")

@@ -18,7 +18,16 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("core", "langchain", "openai_agents", "mcp_client", "engine", "dbos", "adk", "pydantic_ai")
+FOLDERS = (
+    "core",
+    "langchain",
+    "openai_agents",
+    "mcp_client",
+    "engine",
+    "dbos",
+    "adk",
+    "pydantic_ai",
+)
 
 
 def load_dists() -> ModuleType:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import toolmend
-from toolmend.retry import SleepLog, reset_budgets
+from toolmend.integrations import SleepLog, reset_budgets
 
 sys.path.insert(0, str(Path(__file__).parent))
 

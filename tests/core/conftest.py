@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from core_support import Loopback
 
-from toolmend.run._retry import reset_budgets
+from toolmend.integrations import reset_budgets
 
 
 @pytest.fixture(scope="session")
@@ -44,4 +44,4 @@ def _fresh_budgets() -> Iterator[None]:
     reset_budgets()
 
 
-postgres = __import__("pg_cluster").pg_fixture()
+postgres = __import__("tools.pg_cluster", fromlist=["pg_fixture"]).pg_fixture()

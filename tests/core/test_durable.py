@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from pg_cluster import Cluster
 from toolmend import Effect, Kind, RetryPolicy, ToolFailure
 from toolmend.durable import (
     LANDED_TEXT,
@@ -29,6 +28,7 @@ from toolmend.durable import (
     step_key,
 )
 from toolmend.integrations import CallContext, ResultFailed, Stop
+from tools.pg_cluster import Cluster
 
 
 def test_keys_are_stable_and_distinct() -> None:

@@ -11,8 +11,7 @@ import pytest
 from core_support import Loopback, Reply
 from pydantic import BaseModel, ValidationError
 
-from toolmend import LoopGuard, RetryPolicy, ToolFailure, fail_soft, testing
-from toolmend._types import Kind
+from toolmend import Kind, LoopGuard, RetryPolicy, ToolFailure, fail_soft, testing
 from toolmend.integrations import validation_details
 
 FIXABLE = (

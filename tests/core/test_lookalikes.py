@@ -22,15 +22,19 @@ from hypothesis import strategies as st
 
 from hostile import CODECS, LEAD, added_texts, conversation
 from lookalikes import FAMILIES, lookalikes, outside_quotation, parse
-from toolmend import LoopGuard, rewrite
-from toolmend._types import Kind
-from toolmend.classify._raised import classify_exception
-from toolmend.deliver._guidance import GUIDANCE, compose_note
-from toolmend.deliver._pileup import PILE_UP, pile_up_advice
+from toolmend import Kind, LoopGuard, classify_exception, rewrite
+from toolmend.deliver._pileup import pile_up_advice
 from toolmend.deliver._quote import literal, span
-from toolmend.run._attempts import Stop
-from toolmend.run._failure import BUDGET_SPENT, LOOP_BUDGET, failure_from_exception
-from toolmend.run._loop import ADVICE
+from toolmend.integrations import (
+    ADVICE,
+    BUDGET_SPENT,
+    GUIDANCE,
+    LOOP_BUDGET,
+    PILE_UP,
+    Stop,
+    compose_note,
+)
+from toolmend.run._failure import failure_from_exception
 
 VARIANTS = lookalikes(seed=29, count=1200)
 FORMS = ["c2", "c3", "c4"]

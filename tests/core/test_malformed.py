@@ -10,8 +10,13 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from toolmend import Kind, classify_result
-from toolmend.integrations import GUIDANCE, validation_details
-from toolmend.run._malformed import check_call, parse_arguments, unknown_tool
+from toolmend.integrations import (
+    GUIDANCE,
+    check_call,
+    parse_arguments,
+    unknown_tool,
+    validation_details,
+)
 
 TOOLS: dict[str, dict[str, Any] | None] = {
     "get_time": {

@@ -13,8 +13,7 @@ import pytest
 
 import toolmend
 from toolmend import RetryPolicy, ToolFailure, testing
-from toolmend.deliver._guidance import VERIFY_FIRST
-from toolmend.integrations import CallContext, execute
+from toolmend.integrations import VERIFY_FIRST, CallContext, execute
 
 
 class _Ledger:

@@ -7,7 +7,6 @@ the detection rule, and the evidence (classification rule and span).
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -17,8 +16,7 @@ import pytest
 import toolmend
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus" / "realworld"
-sys.path.insert(0, str(CORPUS))
-import split  # noqa: E402
+from tools import split  # noqa: E402
 
 ROWS = {row["id"]: row for row in split.rows()}
 KEYS = {"id", "family", "group", "origin", "source", "tool", "is_error", "content", "label", "why"}

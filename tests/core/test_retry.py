@@ -16,16 +16,18 @@ from mcp.shared.exceptions import MCPError
 
 from toolmend import Kind, RetryPolicy, ToolFailed, ToolFailure, Verdict, testing
 from toolmend.integrations import (
+    AttemptRecord,
     BudgetScope,
     CallContext,
     RetryBudget,
     Source,
+    Stop,
     aexecute,
     execute,
     run_budgets,
 )
 from toolmend.run._failure import user_frames
-from toolmend.run._retry import STOP_SENTENCES, AttemptRecord, Stop, budget_for
+from toolmend.run._retry import STOP_SENTENCES, budget_for
 
 TRANSIENT = "This is a temporary failure. Retrying the same call is expected to succeed."
 FIXABLE = (

@@ -6,4 +6,4 @@ import pytest
 
 pytest.importorskip("dbos", reason="dbos is not installed (requirements/dev.txt pins it)")
 
-postgres = __import__("pg_cluster").pg_fixture()
+postgres = __import__("tools.pg_cluster", fromlist=["pg_fixture"]).pg_fixture()

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from dbos import DBOS, SetWorkflowID
-from pg_cluster import Cluster
+
 from toolmend import RetryPolicy, ToolFailure
 from toolmend.durable import LANDED_TEXT, Recorded, dbos_key
 from toolmend.integrations import CallContext
 from toolmend_dbos import DurableTools, step_options
+from tools.pg_cluster import Cluster
 
 
 class Ledger:

@@ -9,16 +9,14 @@ import openai
 import pytest
 from engine_fakes import FakeModel, echo_or_call, running
 
-from toolmend_engine.http._server import make_server
-from toolmend_engine.inference._service import ChatEngine
+from toolmend_engine import ChatEngine, make_server
 
 
 @pytest.fixture(scope="session")
 def model() -> Iterator[Any]:
     """The embedded SmolLM2-135M, loaded once for every test that needs it."""
     pytest.importorskip("llama_cpp")
-    from toolmend_engine.inference._model import LocalModel
-    from toolmend_engine.inference._modelfile import default_model_path
+    from toolmend_engine import LocalModel, default_model_path
 
     loaded = LocalModel(default_model_path())
     yield loaded

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from toolmend_engine.inference._model import Step, TopLogprob
+from toolmend_engine import Step, TopLogprob
 
 PIECE = 3
 TOP = (TopLogprob(60, b"<", -0.5), TopLogprob(84, b"The", -1.5))

@@ -14,13 +14,10 @@ from engine_fakes import FAILED, TOOLS, FakeModel, echo_or_call, running
 
 from toolmend import ContextPolicy, Form, Kind
 from toolmend.integrations import PILE_UP
-from toolmend_engine._layer import header_value
+from toolmend_engine import ChatEngine, header_value, make_proxy, make_server
 from toolmend_engine.eval._evaluate import EvalPlan, feature_policy, summarize_situations
 from toolmend_engine.eval._scenarios import SITUATIONS, load_suite, situation_messages
-from toolmend_engine.http._proxy import make_proxy
 from toolmend_engine.http._requests import parse_chat
-from toolmend_engine.http._server import make_server
-from toolmend_engine.inference._service import ChatEngine
 
 ERROR = "Error: 503 Service Unavailable\nupstream: orders-api (pool 3)"
 STUB = (

@@ -11,12 +11,9 @@ import pytest
 from engine_fakes import running
 
 from toolmend import Kind
+from toolmend_engine import ChatEngine, default_model_path, make_proxy, make_server
 from toolmend_engine.eval._scenarios import decision_messages, load_suite
-from toolmend_engine.http._proxy import make_proxy
 from toolmend_engine.http._requests import parse_chat
-from toolmend_engine.http._server import make_server
-from toolmend_engine.inference._modelfile import default_model_path
-from toolmend_engine.inference._service import ChatEngine
 
 pytestmark = pytest.mark.engine
 

@@ -11,9 +11,8 @@ from typing import Any
 import pytest
 from engine_fakes import FakeModel, running
 
+from toolmend_engine import ChatEngine, make_server
 from toolmend_engine.cli import main
-from toolmend_engine.http._server import make_server
-from toolmend_engine.inference._service import ChatEngine
 
 SCENARIO_FILE = Path(str(resources.files("toolmend_engine") / "data" / "scenarios.json"))
 ROW_KEYS = {

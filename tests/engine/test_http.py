@@ -33,9 +33,9 @@ from engine_fakes import (
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 
-from toolmend_engine.http._proxy import ProxyHandler, make_proxy
-from toolmend_engine.http._server import EngineHandler, make_server
-from toolmend_engine.inference._service import ChatEngine
+from toolmend_engine import ChatEngine, make_proxy, make_server
+from toolmend_engine.http._proxy import ProxyHandler
+from toolmend_engine.http._server import EngineHandler
 
 MODEL = "fake-model"
 OFF = "failed=2:get_order:transient:generic/paper; form=off; changed=false"

@@ -20,11 +20,8 @@ from typing import Any
 import pytest
 from engine_fakes import FakeModel, Seen, echo_or_call, recording_upstream, running
 
+from toolmend_engine import ChatEngine, Step, make_proxy, make_server
 from toolmend_engine.http._base import MAX_BODY, Limits
-from toolmend_engine.http._proxy import make_proxy
-from toolmend_engine.http._server import make_server
-from toolmend_engine.inference._model import Step
-from toolmend_engine.inference._service import ChatEngine
 
 WAIT = 5.0
 """Seconds a test waits for the server to answer or to close; only reached on failure."""

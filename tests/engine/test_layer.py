@@ -10,9 +10,9 @@ from engine_fakes import FakeModel
 
 from toolmend import Form, Kind
 from toolmend.integrations import Detection, Report, Source
-from toolmend_engine._layer import HEADER_LIMIT, apply_layer, choose_form, header_value, parse_form
+from toolmend_engine import ChatEngine, choose_form, header_value
+from toolmend_engine._layer import HEADER_LIMIT, apply_layer, parse_form
 from toolmend_engine.http._requests import parse_chat
-from toolmend_engine.inference._service import ChatEngine
 
 
 def _detection(index: int, name: str | None, kind: Kind = Kind.TRANSIENT) -> Detection:

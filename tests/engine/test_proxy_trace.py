@@ -6,7 +6,7 @@ from __future__ import annotations
 from engine_fakes import running
 from trace_upstream import Recorder, parts, post
 
-from toolmend_engine.http._proxy import make_proxy
+from toolmend_engine import make_proxy
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 

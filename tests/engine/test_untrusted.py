@@ -15,10 +15,9 @@ from engine_fakes import FAILED, TOOLS, FakeModel, echo_or_call, running
 
 from hostile import HOSTILE
 from toolmend import Form
+from toolmend_engine import ChatEngine, make_proxy, make_server
 from toolmend_engine.http._base import MAX_DEPTH
-from toolmend_engine.http._proxy import make_proxy
-from toolmend_engine.http._server import make_server
-from toolmend_engine.inference._service import ChatEngine, tokenize_parts
+from toolmend_engine.inference._service import tokenize_parts
 from toolmend_engine.inference._template import ChatTemplate
 
 BENIGN = "Error: HTTP Error 503: Service Unavailable\nplain text"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import toolmend
-from toolmend.run._retry import SleepLog, reset_budgets
+from toolmend.integrations import SleepLog, reset_budgets
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -23,4 +23,4 @@ def sleeps() -> Iterator[SleepLog]:
     reset_budgets()
 
 
-postgres = __import__("pg_cluster").pg_fixture()
+postgres = __import__("tools.pg_cluster", fromlist=["pg_fixture"]).pg_fixture()

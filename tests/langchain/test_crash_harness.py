@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pg_cluster import missing_reason
+from tools.pg_cluster import missing_reason
 
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["--calls", "60", "--crash-rate", "0.6", "--outage-calls", "0"]

@@ -28,8 +28,7 @@ from lc_support import (
 
 from call_records import attempt, call_record
 from toolmend import Kind
-from toolmend.integrations import GUIDANCE, VERIFY_FIRST, runtime_note
-from toolmend.run._loop import REPEATED
+from toolmend.integrations import GUIDANCE, REPEATED, VERIFY_FIRST, runtime_note
 from toolmend_langchain import ToolMendMiddleware, reports
 from toolmend_langchain.testing import ScriptedChatModel, replies
 

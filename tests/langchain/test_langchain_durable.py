@@ -23,11 +23,11 @@ from langgraph.config import get_config
 from lc_support import ai, call, shape, tool_messages
 
 from call_records import call_record
-from pg_cluster import Cluster
 from toolmend.durable import LANDED_TEXT, langgraph_key
 from toolmend.integrations import CallContext
 from toolmend_langchain import ToolMendMiddleware
 from toolmend_langchain.testing import ScriptedChatModel
+from tools.pg_cluster import Cluster
 
 
 class Crash(BaseException):

@@ -20,7 +20,7 @@ from lc_support import ai, call, shape, tool_messages
 
 import notes
 from call_records import attempt, call_record
-from toolmend.run._retry import SleepLog
+from toolmend.integrations import SleepLog
 from toolmend_langchain import ToolMendMiddleware, reports
 from toolmend_langchain.testing import ScriptedChatModel, replies
 

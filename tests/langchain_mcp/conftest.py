@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import toolmend
-from toolmend.run._retry import SleepLog, reset_budgets
+from toolmend.integrations import SleepLog, reset_budgets
 
 TESTS = Path(__file__).resolve().parents[1]
 for folder in ("langchain", "mcp_client"):

@@ -36,8 +36,7 @@ from mcp_sdk import open_connection, structured
 import notes
 from call_records import attempt, call_record
 from toolmend import Kind
-from toolmend.integrations import GUIDANCE, VERIFY_FIRST
-from toolmend.run._retry import SleepLog
+from toolmend.integrations import GUIDANCE, VERIFY_FIRST, SleepLog
 from toolmend_langchain import ToolMendMiddleware, reports
 from toolmend_langchain.testing import ScriptedChatModel, replies
 

@@ -14,7 +14,7 @@ from mcp_demo_server import build_server
 from mcp_sdk import Connect, open_connection
 
 import toolmend
-from toolmend.run._retry import SleepLog, reset_budgets
+from toolmend.integrations import SleepLog, reset_budgets
 
 SERVER = Path(__file__).with_name("mcp_demo_server.py")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import toolmend
-from toolmend.run._retry import SleepLog, reset_budgets
+from toolmend.integrations import SleepLog, reset_budgets
 
 sys.path.insert(0, str(Path(__file__).parent))
 

@@ -45,7 +45,7 @@ from oa_support import (
 
 import toolmend_openai_agents as tm
 from toolmend import RetryPolicy
-from toolmend.run._retry import SleepLog
+from toolmend.integrations import SleepLog
 
 # -- 1. a tool raising PermissionError -------------------------------------------------
 

@@ -33,9 +33,7 @@ import toolmend_openai_agents as tm
 from call_records import attempt, call_record
 from toolmend import Kind, Verdict
 from toolmend.contracts import Contracts
-from toolmend.integrations import Source, verdict_from_record
-from toolmend.run._failure import EXHAUSTED, LATER
-from toolmend.run._retry import SleepLog, Stop
+from toolmend.integrations import EXHAUSTED, LATER, SleepLog, Source, Stop, verdict_from_record
 
 SERVER = str(Path(__file__).with_name("oa_mcp_server.py"))
 UNAVAILABLE = "Error executing tool {tool}: 503 Service Unavailable"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from toolmend.run._retry import SleepLog
+from toolmend.integrations import SleepLog
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["packages/openai_agents/README.md", "docs/getting-started/openai-agents.md"]

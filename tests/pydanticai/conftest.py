@@ -13,7 +13,7 @@ pytest.importorskip(
 )
 
 import toolmend
-from toolmend.retry import SleepLog, reset_budgets
+from toolmend.integrations import SleepLog, reset_budgets
 
 sys.path.insert(0, str(Path(__file__).parent))
 

@@ -24,12 +24,12 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from dbos import DBOS, SetWorkflowID
 from pa_support import Script
 from pydantic_ai import Agent, FunctionToolset
 from pydantic_ai.durable_exec.dbos import DBOSAgent
 from pydantic_ai.messages import ModelRequest, ToolReturnPart
 
-from dbos import DBOS, SetWorkflowID
 from toolmend_pydantic_ai import RecoveringToolset
 
 WORKFLOW = "wf-1"

@@ -23,8 +23,7 @@ from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.mcp import MCPToolset
 
 from toolmend import Kind
-from toolmend.integrations import GUIDANCE, VERIFY_FIRST
-from toolmend.retry import SleepLog
+from toolmend.integrations import GUIDANCE, VERIFY_FIRST, SleepLog
 from toolmend_pydantic_ai import RecoveringToolset
 
 SERVER = str(Path(__file__).parents[1] / "openai_agents" / "oa_mcp_server.py")

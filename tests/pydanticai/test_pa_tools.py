@@ -18,8 +18,7 @@ from pydantic_ai.exceptions import UnexpectedModelBehavior
 
 from toolmend import Kind
 from toolmend.contracts import Contracts
-from toolmend.integrations import GUIDANCE, VERIFY_FIRST
-from toolmend.retry import SleepLog
+from toolmend.integrations import GUIDANCE, VERIFY_FIRST, SleepLog
 from toolmend_pydantic_ai import RecoveringToolset, idempotency_key
 
 HERE = Path(__file__).name

@@ -31,7 +31,7 @@ from otel_support import Otel
 
 import toolmend
 from toolmend import telemetry
-from toolmend.run._retry import SleepLog, reset_budgets
+from toolmend.integrations import SleepLog, reset_budgets
 
 TESTS = Path(__file__).resolve().parents[1]
 for folder in ("langchain", "openai_agents", "mcp_client", "engine"):

@@ -19,8 +19,7 @@ import toolmend
 from hostile import CYCLIC_SHOWN, DEEP_SHOWN, cyclic, nest
 from toolmend import LoopGuard, RetryPolicy, ToolFailure, fail_soft, telemetry
 from toolmend.contracts import Contracts, check
-from toolmend.integrations import RetryBudget
-from toolmend.run._retry import SleepLog
+from toolmend.integrations import RetryBudget, SleepLog
 
 TOOL = "toolmend.tool"
 

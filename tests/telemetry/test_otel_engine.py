@@ -11,9 +11,7 @@ from opentelemetry.propagate import inject
 from otel_support import Otel, events
 from trace_upstream import Recorder, parts, post
 
-from toolmend_engine.http._proxy import make_proxy
-from toolmend_engine.http._server import make_server
-from toolmend_engine.inference._service import ChatEngine
+from toolmend_engine import ChatEngine, make_proxy, make_server
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT = "00f067aa0ba902b7"

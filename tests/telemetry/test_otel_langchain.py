@@ -13,7 +13,7 @@ from opentelemetry import trace
 from otel_support import SECRET_ARGUMENT, Otel, attrs, events, status, text_of_spans
 
 from toolmend import telemetry
-from toolmend.run._retry import SleepLog
+from toolmend.integrations import SleepLog
 from toolmend_langchain import ToolMendMiddleware
 from toolmend_langchain.testing import ScriptedChatModel, replies
 

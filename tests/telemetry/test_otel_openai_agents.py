@@ -8,7 +8,7 @@ from oa_support import config, http_error, script
 from otel_support import SECRET_ARGUMENT, Otel, attrs, events, status, text_of_spans
 
 import toolmend_openai_agents as tm
-from toolmend.run._retry import SleepLog
+from toolmend.integrations import SleepLog
 
 
 async def test_a_failing_tool_gives_the_documented_span(otel: Otel, sleeps: SleepLog) -> None:

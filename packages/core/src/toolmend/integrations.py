@@ -4,7 +4,9 @@
 rewrite a conversation, wrap a tool, set a retry policy).  An adapter that
 translates between a framework and the core needs more: the call runner
 (:func:`execute`, :func:`aexecute`) and its context, the records a run keeps,
-the checks of a malformed call, and the texts the model reads.  They are
+the checks of a malformed call, the exact texts the model reads (so that an
+adapter's tests can assert them), and the switches for tests (:class:`SleepLog`,
+:func:`reset_budgets`; :func:`toolmend.testing` makes time virtual).  They are
 exported here, with their own ``__all__``, so that adapters import only names
 the core commits to; every other module of the package is implementation.
 """
@@ -20,6 +22,7 @@ from .deliver._context import add_context_options, context_from_options
 from .deliver._forms import Rewrite, pending_verdict
 from .deliver._guidance import (
     GUIDANCE,
+    LEFT_OUT,
     VERIFY_FIRST,
     Note,
     cap_error,
@@ -30,19 +33,29 @@ from .deliver._guidance import (
 from .deliver._pileup import PILE_UP
 from .run._attempts import AttemptRecord, Stop
 from .run._effects import effect_from_mcp, effect_of
-from .run._failure import validation_details
-from .run._loop import Observation, stub_superseded_failures
+from .run._failure import BUDGET_SPENT, EXHAUSTED, LANDED, LATER, LOOP_BUDGET, validation_details
+from .run._loop import ADVICE, REMEMBERED, REPEATED, STOPPED, Observation, stub_superseded_failures
 from .run._malformed import argument_errors, check_call, parse_arguments, unknown_tool
 from .run._options import Delegating, Recovery, RecoveryOptions
 from .run._records import CallRecord
 from .run._registry import RunRegistry, RunState, scoped, verdict_from_record, verdict_record
-from .run._retry import BudgetScope, CallContext, RetryBudget, run_budgets
+from .run._retry import BudgetScope, CallContext, RetryBudget, SleepLog, reset_budgets, run_budgets
 from .run._runner import aexecute, execute
 from .run._signature import ToolSignature, is_async
 
 __all__ = [
+    "ADVICE",
+    "BUDGET_SPENT",
+    "EXHAUSTED",
     "GUIDANCE",
+    "LANDED",
+    "LATER",
+    "LEFT_OUT",
+    "LOOP_BUDGET",
     "PILE_UP",
+    "REMEMBERED",
+    "REPEATED",
+    "STOPPED",
     "VERIFY_FIRST",
     "AttemptRecord",
     "BudgetScope",
@@ -62,6 +75,7 @@ __all__ = [
     "Rewrite",
     "RunRegistry",
     "RunState",
+    "SleepLog",
     "Source",
     "Stop",
     "ToolSignature",
@@ -82,6 +96,7 @@ __all__ = [
     "is_async",
     "parse_arguments",
     "pending_verdict",
+    "reset_budgets",
     "run_budgets",
     "runtime_note",
     "scoped",

@@ -189,6 +189,11 @@ class ToolCall:
     the current one, so an adapter only opens it and, where the framework adds
     to the outcome (the form the model saw, a neutralised note), calls
     :func:`record`.
+
+    Args:
+        span: The OpenTelemetry span.
+        tool: The tool's name.
+        arguments: The call's arguments.
     """
 
     __slots__ = (
@@ -257,7 +262,11 @@ class ToolCall:
     # --- what the runner reports -------------------------------------------------
 
     def attempt(self, record: AttemptRecord, *, wait: float) -> None:
-        """A failed attempt, the wait before it, and what was decided after it."""
+        """A failed attempt, the wait before it, and what was decided after it.
+
+    Args:
+        record: The attempt.
+        wait: Seconds waited before the next attempt."""
         self.attempts = max(self.attempts, record.attempt)
         if record.delay is not None and record.stop is None:
             _retries.add(1, {"gen_ai.tool.name": self.tool, "toolmend.kind": _KIND[record.kind]})
@@ -285,7 +294,11 @@ class ToolCall:
         self.span.add_event("toolmend.attempt", attributes)
 
     def succeeded_attempt(self, attempt: int, *, wait: float) -> None:
-        """The attempt that succeeded (after ``attempt - 1`` failed ones)."""
+        """The attempt that succeeded (after ``attempt - 1`` failed ones).
+
+    Args:
+        attempt: Its number, from 1.
+        wait: Seconds waited before it."""
         self.attempts = max(self.attempts, attempt)
         if attempt > 1 and self.recording:
             self.span.add_event(
@@ -294,13 +307,19 @@ class ToolCall:
             )
 
     def outcome(self, value: str) -> None:
-        """``landed``, ``not_landed`` or ``unknown``, as the runner judged it."""
+        """``landed``, ``not_landed`` or ``unknown``, as the runner judged it.
+
+    Args:
+        value: The judgement."""
         self._outcome = value
 
     # --- what the guards report --------------------------------------------------
 
     def refused(self, failure: ToolFailure) -> None:
-        """The loop guard refused the call (an exact repeat, or an open circuit): an event."""
+        """The loop guard refused the call (an exact repeat, or an open circuit): an event.
+
+    Args:
+        failure: The refusal as the model reads it."""
         if self.recording:
             attributes: dict[str, AttributeValue] = {
                 "toolmend.rule": failure.rule,
@@ -311,7 +330,10 @@ class ToolCall:
             self.span.add_event("toolmend.loop_guard.refusal", attributes)
 
     def violations(self, found: Sequence[Violation]) -> None:
-        """The result broke its contract: one event and one count per violation."""
+        """The result broke its contract: one event and one count per violation.
+
+    Args:
+        found: The violations."""
         for violation in found:
             code = violation.code.value
             _violations.add(1, {"gen_ai.tool.name": self.tool, "toolmend.contract.code": code})
@@ -338,7 +360,15 @@ class ToolCall:
         form: str | None = None,
         neutralised: Iterable[str] | None = None,
     ) -> None:
-        """The call's outcome (``None``: it succeeded); a later record replaces an earlier one."""
+        """The call's outcome (``None``: it succeeded); a later record replaces an earlier one.
+
+    Args:
+        failure: The failure, or ``None``.
+        attempts: Attempts made.
+        effect: The tool's effect.
+        effect_source: Where the effect came from (declared, annotation, default).
+        form: The form the model saw the failure in.
+        neutralised: Instruction-like phrases neutralised in the note."""
         self._failure = failure
         if failure is not None:
             self.attempts = failure.attempts
@@ -366,7 +396,10 @@ class ToolCall:
             self.neutralised = tuple(neutralised)
 
     def end(self, arguments: Mapping[str, Any] | None = None) -> None:
-        """Set the final attributes and status, count the call, and end the span."""
+        """Set the final attributes and status, count the call, and end the span.
+
+    Args:
+        arguments: The call's arguments, if they were not known when it began."""
         failure = self._failure
         if failure is not None:
             _failures.add(1, {"gen_ai.tool.name": self.tool, "toolmend.kind": _KIND[failure.kind]})

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any, Literal, TypeVar, overload
 
 from dbos import DBOS, StepOptions
+
 from toolmend import Effect, RetryPolicy, ToolFailure
 from toolmend.durable import Recorded, SqlStepStore, StepStore, dbos_key, run_durably
 from toolmend.integrations import CallContext, execute

@@ -9,7 +9,7 @@ these names are for embedding the same pieces in a program.
 from ._layer import HEADER, choose_form, header_value
 from .http._proxy import make_proxy
 from .http._server import make_server
-from .inference._model import LocalModel, ModelSettings
+from .inference._model import LocalModel, ModelSettings, Step, TopLogprob
 from .inference._modelfile import default_model_path
 from .inference._service import ChatEngine
 
@@ -18,6 +18,8 @@ __all__ = [
     "ChatEngine",
     "LocalModel",
     "ModelSettings",
+    "Step",
+    "TopLogprob",
     "choose_form",
     "default_model_path",
     "header_value",

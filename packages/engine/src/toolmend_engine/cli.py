@@ -450,7 +450,10 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``toolmend-engine`` command; returns its exit status."""
+    """The ``toolmend-engine`` command; returns its exit status.
+
+    Args:
+        argv: The arguments (default: the process's)."""
     args = _parser().parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s"

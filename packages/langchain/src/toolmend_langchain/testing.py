@@ -56,12 +56,20 @@ class ScriptedChatModel(BaseChatModel):
         tool_choice: str | None = None,
         **kwargs: Any,
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        """Tools are ignored: the replies are scripted."""
+        """Tools are ignored: the replies are scripted.
+
+        Args:
+            tools: The tools (ignored).
+            tool_choice: The tool choice (ignored).
+            **kwargs: Other options (ignored)."""
         return self
 
 
 def replies(messages: Iterable[AIMessage | str]) -> Script:
-    """A script that answers with ``messages`` in order, whatever it is sent."""
+    """A script that answers with ``messages`` in order, whatever it is sent.
+
+    Args:
+        messages: The replies; a string is a text reply."""
     queue = list(messages)
     lock = threading.Lock()
 

@@ -14,6 +14,7 @@ text carries the true cause and the core's next step.
 from __future__ import annotations
 
 from pydantic_ai import ModelRetry, ToolFailed
+
 from toolmend import Form, Kind, ToolFailure
 from toolmend.integrations import compose_note
 

@@ -62,6 +62,7 @@ async def run_as_step(tool: str, body: Callable[[], Awaitable[T]]) -> T:
         body: The step; its result is what DBOS checkpoints (it must pickle).
     """
     from dbos import DBOS
+
     from toolmend_dbos import step_options
 
     result: Any = await DBOS.run_step_async(step_options(tool), body)

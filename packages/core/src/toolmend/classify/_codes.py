@@ -29,7 +29,7 @@ class CodeTable:
     source: str
     codes: Mapping[str, Kind]
     printed: bool = False
-    """Whether the codes count only where the system prints them (:mod:`toolmend.classify._printed`)."""
+    """Whether the codes count only where the system prints them (see ``_printed``)."""
 
 
 def _load() -> tuple[CodeTable, ...]:

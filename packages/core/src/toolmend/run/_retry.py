@@ -274,7 +274,11 @@ class RetryPolicy:
 
 @dataclass(slots=True)
 class SleepLog:
-    """Sleeps requested while the testing switch was on, in seconds."""
+    """Sleeps requested while the testing switch was on, in seconds.
+
+    Attributes:
+        sleeps: Each wait, in the order asked.
+    """
 
     sleeps: list[float] = field(default_factory=list)
 

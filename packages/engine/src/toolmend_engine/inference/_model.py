@@ -64,7 +64,13 @@ class ModelSettings:
 
 @dataclass(frozen=True, slots=True)
 class TopLogprob:
-    """One of the most likely tokens at a step, with its log probability."""
+    """One of the most likely tokens at a step, with its log probability.
+
+    Attributes:
+        token: The token id.
+        text: Its bytes.
+        logprob: Its log probability.
+    """
 
     token: int
     text: bytes
@@ -73,7 +79,15 @@ class TopLogprob:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One generated token with its log-probability under the model."""
+    """One generated token with its log-probability under the model.
+
+    Attributes:
+        token: The token id.
+        text: Its bytes.
+        logprob: Its log probability.
+        end: Whether it ends the generation.
+        top: The most likely tokens at this step, when asked for.
+    """
 
     token: int
     text: bytes

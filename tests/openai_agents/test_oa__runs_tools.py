@@ -27,9 +27,7 @@ from oa_support import (
 )
 
 import toolmend_openai_agents as tm
-from toolmend.integrations import CallContext
-from toolmend.run._failure import LANDED
-from toolmend.run._retry import SleepLog
+from toolmend.integrations import LANDED, CallContext, SleepLog
 from toolmend_openai_agents._runs import RUNS
 
 

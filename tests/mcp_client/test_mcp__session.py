@@ -25,9 +25,7 @@ import notes
 from call_records import attempt
 from toolmend import Kind, LoopGuard, RetryPolicy
 from toolmend.contracts import Contracts
-from toolmend.integrations import GUIDANCE, PILE_UP, VERIFY_FIRST
-from toolmend.run._loop import REMEMBERED
-from toolmend.run._retry import SleepLog
+from toolmend.integrations import GUIDANCE, PILE_UP, REMEMBERED, VERIFY_FIRST, SleepLog
 from toolmend_mcp import RecoveringSession
 from toolmend_mcp._session import SESSION_MEMORY
 

@@ -10,13 +10,14 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from toolmend import Kind, LoopGuard, ToolFailure, Verdict, testing
 from toolmend.integrations import (
+    REMEMBERED,
     CallContext,
     Observation,
     Source,
     execute,
     stub_superseded_failures,
 )
-from toolmend.run._loop import REMEMBERED, canonical
+from toolmend.run._loop import canonical
 
 FIXABLE = (
     "This call cannot succeed as written. The error says what to change; "
@@ -58,7 +59,7 @@ def test_exact_repeat_of_a_fixable_failure_is_not_run() -> None:
         "Tool 'edit' was not run: this exact call already failed in this task. "
         "The earlier error: Tool 'edit' failed after 1 attempt with ValueError: "
         "Invalid arguments: line must be positive\n"
-        f"Where: test_loop.py:{Tool.__call__.__code__.co_firstlineno + 3} in __call__\n" + FIXABLE
+        f"Where: test__loop.py:{Tool.__call__.__code__.co_firstlineno + 3} in __call__\n" + FIXABLE
     )
     assert (second.kind, second.attempts, second.rule) == (Kind.FIXABLE, 0, "loop-repeat")
     assert loop.blocked == [second]

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolmend import Kind, Verdict, classify_result
-from toolmend.classify._detect import agent_of, is_error_text, text_of
-from toolmend.integrations import Classification, Source, classify_text
+from toolmend.classify._detect import agent_of, is_error_text
+from toolmend.integrations import Classification, Source, classify_text, text_of
 
 T, F, U, A = Kind.TRANSIENT, Kind.FIXABLE, Kind.UNRECOVERABLE, Kind.AMBIGUOUS
 

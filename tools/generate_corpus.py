@@ -1,6 +1,6 @@
 """Build the detection corpus from errors raised by the real libraries.
 
-Run: ./dev python tests/core/corpus/generate.py
+Run: ./dev python -m tools.generate_corpus
 
 Every failure text here is produced by running the code that produces it in
 practice: a loopback HTTP server (127.0.0.1 only) answering 4xx/5xx to httpx,
@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-OUT = Path(__file__).with_name("errors.jsonl")
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "tests" / "core" / "corpus" / "errors.jsonl"
 PORT = 48080
 CLOSED_PORT = 48081
 
@@ -162,7 +162,8 @@ NEUTRAL = "The request was not completed."
 
 class Handler(http.server.BaseHTTPRequestHandler):
     """``/<style>/<status>[/retry]/...`` answers that status; ``/slow/`` never answers in time;
-    ``/reset/`` drops the connection with a TCP reset."""
+    ``/reset/`` drops the connection with a TCP reset.
+    """
 
     protocol_version = "HTTP/1.1"
 

@@ -19,9 +19,14 @@ from lc_support import ai, call, notes, shape, tool_messages
 from call_records import attempt, call_record
 from toolmend import Kind, LoopGuard, Verdict
 from toolmend.contracts import declared
-from toolmend.integrations import GUIDANCE, Source, runtime_note, verdict_from_record
-from toolmend.run._failure import LOOP_BUDGET
-from toolmend.run._loop import STOPPED
+from toolmend.integrations import (
+    GUIDANCE,
+    LOOP_BUDGET,
+    STOPPED,
+    Source,
+    runtime_note,
+    verdict_from_record,
+)
 from toolmend_langchain import ToolMendMiddleware, reports
 from toolmend_langchain._tool_side import configure
 from toolmend_langchain.testing import ScriptedChatModel, replies
@@ -119,7 +124,7 @@ def test_form_c1_puts_guidance_in_the_result_once() -> None:
                 if 'raise PermissionError("access denied")' in text)  # fmt: skip
     cause = (
         "Tool 'read_file' failed after 1 attempt with PermissionError: access denied\n"
-        f"Where: test_langchain_tool_side.py:{line} in read_file"
+        f"Where: test_langchain__tool_side.py:{line} in read_file"
     )
     assert result.content == cause + "\n" + GUIDANCE[Kind.UNRECOVERABLE]
     why = "Not retried: the failure is not temporary, so the same call would fail again."

@@ -29,9 +29,8 @@ from agents import (
 )
 from engine_fakes import running
 
+from toolmend_engine import ChatEngine, make_server
 from toolmend_engine.eval._scenarios import load_suite
-from toolmend_engine.http._server import make_server
-from toolmend_engine.inference._service import ChatEngine
 
 pytestmark = pytest.mark.engine
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import toolmend
 from toolmend import Kind, Verdict
 from toolmend.classify._envelope import read_envelope
-from toolmend.classify._text import classify_text
+from toolmend.integrations import classify_text
 
 
 class _Records(logging.Handler):

@@ -25,9 +25,7 @@ from engine_fakes import (
 )
 
 from toolmend import Form
-from toolmend_engine.http._proxy import make_proxy
-from toolmend_engine.http._server import make_server
-from toolmend_engine.inference._service import ChatEngine
+from toolmend_engine import ChatEngine, make_proxy, make_server
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parents[1] / "corpus" / "realworld"
 LABELS = ("transient", "fixable", "unrecoverable", "ambiguous", "clean")
 _TURN = ("train", "train", "dev", "test")
 

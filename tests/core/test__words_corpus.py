@@ -2,7 +2,7 @@
 
 The corpus (``corpus/errors.jsonl``) holds error texts raised by the real
 libraries and framework wrappers, plus clean results that must not be detected;
-``corpus/generate.py`` produced it and labelled each case by hand with the
+``tools/generate_corpus.py`` produced it and labelled each case by hand with the
 correct next action.
 """
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 
 from toolmend import Kind, LoopGuard, Verdict
-from toolmend.integrations import RunRegistry, Source
-from toolmend.run._registry import BoundedDict, verdict_from_record, verdict_record
+from toolmend.integrations import RunRegistry, Source, verdict_from_record, verdict_record
+from toolmend.run._registry import BoundedDict
 
 
 def test_state_is_per_run_and_reused() -> None:

@@ -25,13 +25,12 @@ from mcp.shared.exceptions import MCPError
 
 from toolmend import Kind, classify_exception
 from toolmend.classify._raised import (
-    describe_exception,
     mcp_code,
     parse_duration,
     parse_retry_after,
     retry_after_in_text,
 )
-from toolmend.integrations import ExceptionInfo, classify_text
+from toolmend.integrations import ExceptionInfo, classify_text, describe_exception
 
 T, F, U, A = Kind.TRANSIENT, Kind.FIXABLE, Kind.UNRECOVERABLE, Kind.AMBIGUOUS
 
