@@ -125,7 +125,8 @@ def main(
         argv: The arguments (default: the process's).
         stdin: Where input is read (default: ``sys.stdin``).
         stdout: Where output is written (default: ``sys.stdout``).
-        stderr: Where errors are written (default: ``sys.stderr``)."""
+        stderr: Where errors are written (default: ``sys.stderr``).
+    """
     args_list = list(sys.argv[1:] if argv is None else argv)
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout

@@ -114,11 +114,11 @@ def configure(*, record_content: bool | None = None) -> None:
 
     Args:
         record_content: Record the call's arguments (``gen_ai.tool.call.arguments``),
-            the error text (``toolmend.error.message``, status description, attempt
-            events) and the classification evidence as text.  Off by default (the
-            environment variable :data:`RECORD_CONTENT_ENV` sets the default),
-            because tool arguments and errors may hold personal data; spans then
-            carry lengths and SHA-256 prefixes only.
+        the error text (``toolmend.error.message``, status description, attempt
+        events) and the classification evidence as text.  Off by default (the
+        environment variable :data:`RECORD_CONTENT_ENV` sets the default),
+        because tool arguments and errors may hold personal data; spans then
+        carry lengths and SHA-256 prefixes only.
     """
     with _lock:
         if record_content is not None:
@@ -264,9 +264,10 @@ class ToolCall:
     def attempt(self, record: AttemptRecord, *, wait: float) -> None:
         """A failed attempt, the wait before it, and what was decided after it.
 
-    Args:
-        record: The attempt.
-        wait: Seconds waited before the next attempt."""
+        Args:
+            record: The attempt.
+            wait: Seconds waited before the next attempt.
+        """
         self.attempts = max(self.attempts, record.attempt)
         if record.delay is not None and record.stop is None:
             _retries.add(1, {"gen_ai.tool.name": self.tool, "toolmend.kind": _KIND[record.kind]})
@@ -296,9 +297,10 @@ class ToolCall:
     def succeeded_attempt(self, attempt: int, *, wait: float) -> None:
         """The attempt that succeeded (after ``attempt - 1`` failed ones).
 
-    Args:
-        attempt: Its number, from 1.
-        wait: Seconds waited before it."""
+        Args:
+            attempt: Its number, from 1.
+            wait: Seconds waited before it.
+        """
         self.attempts = max(self.attempts, attempt)
         if attempt > 1 and self.recording:
             self.span.add_event(
@@ -309,8 +311,9 @@ class ToolCall:
     def outcome(self, value: str) -> None:
         """``landed``, ``not_landed`` or ``unknown``, as the runner judged it.
 
-    Args:
-        value: The judgement."""
+        Args:
+            value: The judgement.
+        """
         self._outcome = value
 
     # --- what the guards report --------------------------------------------------
@@ -318,8 +321,9 @@ class ToolCall:
     def refused(self, failure: ToolFailure) -> None:
         """The loop guard refused the call (an exact repeat, or an open circuit): an event.
 
-    Args:
-        failure: The refusal as the model reads it."""
+        Args:
+            failure: The refusal as the model reads it.
+        """
         if self.recording:
             attributes: dict[str, AttributeValue] = {
                 "toolmend.rule": failure.rule,
@@ -332,8 +336,9 @@ class ToolCall:
     def violations(self, found: Sequence[Violation]) -> None:
         """The result broke its contract: one event and one count per violation.
 
-    Args:
-        found: The violations."""
+        Args:
+            found: The violations.
+        """
         for violation in found:
             code = violation.code.value
             _violations.add(1, {"gen_ai.tool.name": self.tool, "toolmend.contract.code": code})
@@ -362,13 +367,14 @@ class ToolCall:
     ) -> None:
         """The call's outcome (``None``: it succeeded); a later record replaces an earlier one.
 
-    Args:
-        failure: The failure, or ``None``.
-        attempts: Attempts made.
-        effect: The tool's effect.
-        effect_source: Where the effect came from (declared, annotation, default).
-        form: The form the model saw the failure in.
-        neutralised: Instruction-like phrases neutralised in the note."""
+        Args:
+            failure: The failure, or ``None``.
+            attempts: Attempts made.
+            effect: The tool's effect.
+            effect_source: Where the effect came from (declared, annotation, default).
+            form: The form the model saw the failure in.
+            neutralised: Instruction-like phrases neutralised in the note.
+        """
         self._failure = failure
         if failure is not None:
             self.attempts = failure.attempts
@@ -398,8 +404,9 @@ class ToolCall:
     def end(self, arguments: Mapping[str, Any] | None = None) -> None:
         """Set the final attributes and status, count the call, and end the span.
 
-    Args:
-        arguments: The call's arguments, if they were not known when it began."""
+        Args:
+            arguments: The call's arguments, if they were not known when it began.
+        """
         failure = self._failure
         if failure is not None:
             _failures.add(1, {"gen_ai.tool.name": self.tool, "toolmend.kind": _KIND[failure.kind]})
@@ -488,7 +495,7 @@ def tool_call(
         tool: The tool's name (``gen_ai.tool.name``).
         call_id: The framework's id of the call (``gen_ai.tool.call.id``).
         framework: The adapter's framework (``toolmend.framework``: ``langchain``,
-            ``openai_agents``, ``mcp``...).
+        ``openai_agents``, ``mcp``...).
         arguments: The call's arguments, recorded only when content is recorded.
     """
     return _open(tool, call_id, framework, arguments)

@@ -453,7 +453,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The ``toolmend-engine`` command; returns its exit status.
 
     Args:
-        argv: The arguments (default: the process's)."""
+        argv: The arguments (default: the process's).
+    """
     args = _parser().parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s"

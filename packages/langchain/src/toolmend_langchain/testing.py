@@ -61,7 +61,8 @@ class ScriptedChatModel(BaseChatModel):
         Args:
             tools: The tools (ignored).
             tool_choice: The tool choice (ignored).
-            **kwargs: Other options (ignored)."""
+            **kwargs: Other options (ignored).
+        """
         return self
 
 
@@ -69,7 +70,8 @@ def replies(messages: Iterable[AIMessage | str]) -> Script:
     """A script that answers with ``messages`` in order, whatever it is sent.
 
     Args:
-        messages: The replies; a string is a text reply."""
+        messages: The replies; a string is a text reply.
+    """
     queue = list(messages)
     lock = threading.Lock()
 
