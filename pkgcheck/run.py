@@ -8,7 +8,7 @@
    ``requirements/dev.txt``) into a fresh virtual environment, ``pip check`` it, run its
    console scripts' ``--help`` and its smoke test (``smoke_<package>.py``), from outside
    the checkout so nothing but the installed wheel can be imported.
-4. The workspace: a copy of ``packages/``, installed the way the README tells contributors
+4. The workspace: a copy of ``packages/``, installed as docs/getting-started/index.md says
    (``pip install -e`` of all of them at once) into a fresh environment; an edit of the
    core's text then shows in what the LangChain adapter returns.
 

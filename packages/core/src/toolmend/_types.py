@@ -1,4 +1,4 @@
-"""The data every decision produces: kinds, forms, detection records and reports.
+"""The shared types every decision produces: kinds, forms, detection records and reports.
 
 All records are frozen and JSON-serialisable through ``to_dict`` so that a report
 can go to a log line, an HTTP header or a test assertion without conversion code

@@ -114,11 +114,11 @@ def configure(*, record_content: bool | None = None) -> None:
 
     Args:
         record_content: Record the call's arguments (``gen_ai.tool.call.arguments``),
-        the error text (``toolmend.error.message``, status description, attempt
-        events) and the classification evidence as text.  Off by default (the
-        environment variable :data:`RECORD_CONTENT_ENV` sets the default),
-        because tool arguments and errors may hold personal data; spans then
-        carry lengths and SHA-256 prefixes only.
+            the error text (``toolmend.error.message``, status description, attempt
+            events) and the classification evidence as text.  Off by default (the
+            environment variable :data:`RECORD_CONTENT_ENV` sets the default),
+            because tool arguments and errors may hold personal data; spans then
+            carry lengths and SHA-256 prefixes only.
     """
     with _lock:
         if record_content is not None:
@@ -495,7 +495,7 @@ def tool_call(
         tool: The tool's name (``gen_ai.tool.name``).
         call_id: The framework's id of the call (``gen_ai.tool.call.id``).
         framework: The adapter's framework (``toolmend.framework``: ``langchain``,
-        ``openai_agents``, ``mcp``...).
+            ``openai_agents``, ``mcp``...).
         arguments: The call's arguments, recorded only when content is recorded.
     """
     return _open(tool, call_id, framework, arguments)
