@@ -49,6 +49,7 @@ def _classify_line(
     status = message.get("status")
     client = message.get("client")
     tool = message.get("tool", message.get("name"))
+    arguments, schema = message.get("arguments"), message.get("schema")
     verdict = classify_result(
         content,
         is_error=is_error if isinstance(is_error, bool) else None,
@@ -58,6 +59,8 @@ def _classify_line(
         rules=rules,
         precision=precision,
         signature=True,
+        arguments=arguments if isinstance(arguments, Mapping) else None,
+        schema=schema if isinstance(schema, Mapping) else None,
     )
     out: dict[str, Any] = {
         "failed": verdict.failed,

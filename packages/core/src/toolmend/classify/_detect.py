@@ -23,6 +23,7 @@ from typing import Any
 
 from .._bounds import glance, parts_read
 from .._types import Kind, Source
+from ._call import read_call
 from ._codes import table_named
 from ._envelope import read_envelope
 from ._rules import BALANCED, PRECISIONS, STRICT, Rules, current_rules
@@ -454,6 +455,9 @@ def classify_result(
     rules: Rules | None = None,
     precision: str | None = None,
     signature: bool = False,
+    arguments: Mapping[str, Any] | None = None,
+    schema: Mapping[str, Any] | None = None,
+    roots: Sequence[str] | None = None,
 ) -> Verdict:
     """Judge one tool result.  Never raises: unreadable content is not a failure.
 
@@ -472,6 +476,12 @@ def classify_result(
         signature: Whether to set the verdict's error ``signature`` for a failure
             (it costs a regular-expression pass over the text; a learned rule
             lookup computes it anyway).
+        arguments: The call's arguments, when the caller has them: an argument
+            the tool could never have accepted (a URL it cannot fetch, a value
+            outside its schema, a path outside its roots) makes a failure fixable,
+            unless a code or a status says otherwise.
+        schema: The tool's input schema (JSON Schema), read with ``arguments``.
+        roots: The directories the tool's server declared, read with ``arguments``.
 
     Returns:
         The verdict: failed or not, and for a failure its kind, rule and guidance.
@@ -488,6 +498,8 @@ def classify_result(
         wanted = precision or chosen.precision
         if chosen.has_learned or signature:
             verdict = _learned(verdict, content, chosen, tool)
+        if arguments is not None:
+            verdict = _called(verdict, content, arguments, schema, roots)
         if wanted != BALANCED:
             verdict = _strict(verdict, content, wanted)
         return verdict
@@ -517,12 +529,35 @@ def _strict(verdict: Verdict, content: Any, precision: str) -> Verdict:
         return verdict
     basis = verdict.basis or ""
     last = _last(basis)
-    if last in _STRICT_KEEPS or last.startswith(("code:", "user:", "learned:")):
+    if last in _STRICT_KEEPS or last.startswith(("code:", "user:", "learned:", "call:")):
         return verdict
     text = _text_for_signature(content)
     found = classify_strictly(text) if text is not None else AMBIGUOUS
     if found.kind is Kind.AMBIGUOUS:
         return replace(verdict, kind=Kind.AMBIGUOUS, guidance=None)
+    return replace(verdict, kind=found.kind, reason=found.reason, guidance=None, basis=found.basis)
+
+
+def _called(
+    verdict: Verdict,
+    content: Any,
+    arguments: Mapping[str, Any],
+    schema: Mapping[str, Any] | None,
+    roots: Sequence[str] | None,
+) -> Verdict:
+    """A temporary or unclear failure made fixable by an argument the tool cannot accept.
+
+    Only a reading from wording, or none, gives way: a status or code that says
+    temporary stays, and so does any stop (an unrecoverable failure).
+    """
+    if verdict.kind not in (Kind.TRANSIENT, Kind.AMBIGUOUS):
+        return verdict  # fixable already, or a stop the call's arguments do not undo
+    found = read_call(arguments, schema, roots)
+    if found is None:
+        return verdict
+    text = _text_for_signature(content)
+    if text is not None and classify_strictly(text).kind is Kind.TRANSIENT:
+        return verdict  # a status or code says temporary: the arguments did not cause it
     return replace(verdict, kind=found.kind, reason=found.reason, guidance=None, basis=found.basis)
 
 
