@@ -407,3 +407,26 @@ def test_follow_ups_read_what_followed_each_failure() -> None:
         "stopped",
         "stopped",
     ]
+
+
+def test_a_rules_file_loaded_with_refresh_follows_its_changes(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import os
+
+    path = tmp_path / "learned.json"
+    rule = {"kind": "transient", "tool": "billing", "signature": "quota spent"}
+    path.write_text(json.dumps({"rules": []}))
+    rules = load_rules(path, refresh=0.0)
+    assert classify_result("quota spent", is_error=True, tool="billing", rules=rules).kind is (
+        Kind.AMBIGUOUS
+    )
+    path.write_text(json.dumps({"rules": [rule]}))
+    os.utime(path, (1, 1))
+    verdict = classify_result("quota spent", is_error=True, tool="billing", rules=rules)
+    assert (verdict.kind, verdict.basis) == (Kind.TRANSIENT, "learned:quota spent")
+    path.write_text("{not json")
+    os.utime(path, (2, 2))
+    verdict = classify_result("quota spent", is_error=True, tool="billing", rules=rules)
+    assert verdict.kind is Kind.TRANSIENT  # the last good rules stay
+    assert "not reloaded, the last one stays" in caplog.text

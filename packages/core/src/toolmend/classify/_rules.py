@@ -27,6 +27,9 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import logging
+import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from os import PathLike
@@ -34,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from .._types import Kind
+
+log = logging.getLogger("toolmend")
 
 __all__ = [
     "BALANCED",
@@ -157,17 +162,34 @@ class Rules:
             flags, envelopes, codes, statuses, argument readers and rules may).
     """
 
-    __slots__ = ("_has_fields", "_learned", "_phrased", "precision", "rules")
+    __slots__ = (
+        "_checked",
+        "_has_fields",
+        "_learned",
+        "_lock",
+        "_phrased",
+        "_source",
+        "_stamp",
+        "precision",
+        "refresh",
+        "rules",
+    )
 
     def __init__(
         self, rules: Iterable[Rule | Mapping[str, Any]] = (), *, precision: str = BALANCED
     ) -> None:
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+        self._source: Path | None = None
+        self._stamp: float | None = None
+        self.refresh: float | None = None
+        self._checked = 0.0
+        self._lock = threading.Lock()
+        self._set(tuple(r if isinstance(r, Rule) else Rule(**dict(r)) for r in rules), precision)
+
+    def _set(self, rules: tuple[Rule, ...], precision: str) -> None:
         self.precision = precision
-        self.rules: tuple[Rule, ...] = tuple(
-            r if isinstance(r, Rule) else Rule(**dict(r)) for r in rules
-        )
+        self.rules = rules
         self._phrased = tuple(r for r in self.rules if r.signature is None)
         self._has_fields = any(r.field is not None for r in self._phrased)
         learned: dict[str, list[Rule]] = {}
@@ -182,9 +204,30 @@ class Rules:
     def __bool__(self) -> bool:
         return bool(self.rules) or self.precision != BALANCED
 
+    def _reload(self) -> None:
+        """Read the file again when ``refresh`` seconds passed and it changed since."""
+        source, every = self._source, self.refresh
+        if source is None or every is None:
+            return
+        now = time.monotonic()
+        if now - self._checked < every or not self._lock.acquire(blocking=False):
+            return
+        try:
+            self._checked = now
+            stamp = source.stat().st_mtime
+            if stamp != self._stamp:
+                fresh = load_rules(source)
+                self._set(fresh.rules, fresh.precision)
+                self._stamp = stamp
+        except (OSError, ValueError, TypeError) as exc:
+            log.warning("toolmend: rules file %s not reloaded, the last one stays: %s", source, exc)
+        finally:
+            self._lock.release()
+
     @property
     def has_phrases(self) -> bool:
         """Whether any phrase, code or field rule is in the set (checked before built-ins)."""
+        self._reload()
         return bool(self._phrased)
 
     @property
@@ -260,14 +303,17 @@ def current_rules() -> Rules:
     return _current
 
 
-def load_rules(path: str | PathLike[str]) -> Rules:
+def load_rules(path: str | PathLike[str], *, refresh: float | None = None) -> Rules:
     """Rules from a JSON file: ``{"rules": [{...}, ...]}`` or a bare list.
 
     The object form may also set ``"precision": "strict"``; ``toolmend learn``
-    writes this form, with its rules' evidence.
+    writes this form, with its rules' evidence.  With ``refresh``, the rules read
+    the file again when it changed, at most every ``refresh`` seconds (checked on
+    use, no thread); a file that became unreadable leaves the last rules in force.
 
     Args:
         path: The JSON file.
+        refresh: Seconds between checks of the file for changes (default: never).
 
     Returns:
         The rules, validated.
@@ -280,4 +326,10 @@ def load_rules(path: str | PathLike[str]) -> Rules:
     if not isinstance(items, list):
         raise ValueError(f"{path}: expected a list of rules under 'rules'")
     precision = data.get("precision", BALANCED) if isinstance(data, Mapping) else BALANCED
-    return Rules(items, precision=str(precision))
+    rules = Rules(items, precision=str(precision))
+    if refresh is not None:
+        rules._source = Path(path)
+        rules._stamp = rules._source.stat().st_mtime
+        rules.refresh = refresh
+        rules._checked = time.monotonic()
+    return rules
