@@ -79,7 +79,7 @@ def test_installed_rules_reach_rewrite() -> None:
     ("rule", "message"),
     [
         ({"kind": "sometimes", "phrase": "x"}, "rule kind must be one of"),
-        ({"kind": "transient"}, "exactly one non-empty phrase, code or field"),
+        ({"kind": "transient"}, "exactly one non-empty phrase, code, field or signature"),
         ({"kind": "transient", "phrase": "a", "code": "b"}, "exactly one"),
         ({"kind": "transient", "field": "reason"}, "a field rule needs equals"),
     ],

@@ -1,10 +1,14 @@
-"""``toolmend`` command line: classify tool messages, rewrite requests, mine contracts.
+"""``toolmend`` command line: classify tool messages, rewrite requests, learn, mine contracts.
 
 The output formats are a stable contract that other tooling parses: one JSON
-line per input line for ``classify``, one JSON document for ``rewrite``.  Fields
-are only ever added: ``classify`` adds ``evidence`` (the classification rule and
-the span or code that decided) to a failed result.  ``--rules FILE`` (both
-commands) loads user rules, checked before the built-in ones.
+line per input line for ``classify``, one JSON document for ``rewrite`` and
+``learn``.  Fields are only ever added: ``classify`` adds ``evidence`` (the
+classification rule and the span or code that decided) and ``signature`` (the
+error's template, :func:`~toolmend.integrations.error_signature`) to a failed
+result.  ``--rules FILE`` (both commands) loads user or learned rules;
+``--precision strict`` lets only flags, envelopes, codes, statuses, argument
+readers and rules decide a kind.  ``learn`` turns outcome records into a rules
+file for review (see :mod:`toolmend.classify`'s ``_learn``).
 """
 
 from __future__ import annotations
@@ -16,14 +20,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from .classify._detect import classify_result
-from .classify._rules import Rules, load_rules
+from .classify._learn import MIN_AGREEMENT, MIN_SUPPORT, learn, read_outcomes
+from .classify._rules import PRECISIONS, Rules, load_rules
 from .deliver._context import add_context_options, context_from_options
 from .deliver._forms import rewrite
 
 __all__ = ["main"]
 
 
-def _classify_line(line: str, rules: Rules | None = None) -> dict[str, Any]:
+def _classify_line(
+    line: str, rules: Rules | None = None, precision: str | None = None
+) -> dict[str, Any]:
     try:
         message = json.loads(line)
     except ValueError as exc:
@@ -42,6 +49,7 @@ def _classify_line(line: str, rules: Rules | None = None) -> dict[str, Any]:
     status = message.get("status")
     client = message.get("client")
     tool = message.get("tool", message.get("name"))
+    arguments, schema = message.get("arguments"), message.get("schema")
     verdict = classify_result(
         content,
         is_error=is_error if isinstance(is_error, bool) else None,
@@ -49,6 +57,10 @@ def _classify_line(line: str, rules: Rules | None = None) -> dict[str, Any]:
         client=client if isinstance(client, str) else None,
         tool=tool if isinstance(tool, str) else None,
         rules=rules,
+        precision=precision,
+        signature=True,
+        arguments=arguments if isinstance(arguments, Mapping) else None,
+        schema=schema if isinstance(schema, Mapping) else None,
     )
     out: dict[str, Any] = {
         "failed": verdict.failed,
@@ -57,15 +69,18 @@ def _classify_line(line: str, rules: Rules | None = None) -> dict[str, Any]:
     }
     if verdict.failed:
         out["evidence"] = {"rule": verdict.basis or "none", "span": verdict.reason}
+        out["signature"] = verdict.signature
     return out
 
 
-def classify(stdin: TextIO, stdout: TextIO, rules: Rules | None = None) -> int:
+def classify(
+    stdin: TextIO, stdout: TextIO, rules: Rules | None = None, precision: str | None = None
+) -> int:
     for line in stdin:
         if not line.strip():
             continue
         try:
-            result = _classify_line(line, rules)
+            result = _classify_line(line, rules, precision)
         except Exception as exc:  # the contract: a result per line, never a traceback
             result = {"failed": False, "kind": None, "rule": None, "error": repr(exc)}
         stdout.write(json.dumps(result) + "\n")
@@ -96,6 +111,46 @@ def _rewrite(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Te
     return 0
 
 
+def _learn(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    lines: list[str] = []
+    try:
+        for name in args.files or ["-"]:
+            if name == "-":
+                lines.extend(stdin)
+            else:
+                with open(name, encoding="utf-8") as file:
+                    lines.extend(file)
+    except OSError as exc:
+        stderr.write(f"toolmend learn: {exc}\n")
+        return 2
+    observed, skipped = read_outcomes(lines)
+    learned = learn(
+        observed,
+        min_support=args.min_support,
+        min_agreement=args.min_agreement,
+        skipped=skipped,
+    )
+    text = json.dumps(learned.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as file:
+            file.write(text)
+    else:
+        stdout.write(text)
+    for conflict in learned.conflicts:
+        stderr.write(
+            f"toolmend learn: conflict: {conflict.tool}: {conflict.signature!r}: outcomes say "
+            f"{conflict.learned} ({conflict.support}), the built-in rules {conflict.built_in}; "
+            f"kept {conflict.kept}\n"
+        )
+    for line in skipped:
+        stderr.write(f"toolmend learn: skipped {line}\n")
+    stderr.write(
+        f"toolmend learn: {learned.read} failures read, {len(learned.rules)} rules, "
+        f"{len(learned.undecided)} signatures undecided, {len(learned.conflicts)} conflicts\n"
+    )
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolmend", description="Recover LLM agents from failed tool calls."
@@ -103,12 +158,40 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     cl = sub.add_parser("classify", help="classify tool messages: JSON Lines in, JSON Lines out")
     cl.add_argument("--rules", default=None, help="a JSON file of user rules")
+    cl.add_argument(
+        "--precision",
+        default=None,
+        choices=PRECISIONS,
+        help="strict: only flags, envelopes, codes, statuses, argument readers and rules "
+        "decide a kind (default: the rules file's, else balanced)",
+    )
     rw = sub.add_parser("rewrite", help="apply a delivery form to a request body on stdin")
     rw.add_argument("--rules", default=None, help="a JSON file of user rules")
     rw.add_argument("--form", required=True, choices=["off", "c0", "c1", "c2", "c3", "c4"])
     rw.add_argument("--format", default="openai", choices=["openai", "responses", "anthropic"])
     rw.add_argument("--client", default=None, help="User-Agent that selects agent rules")
     add_context_options(rw)
+    ln = sub.add_parser(
+        "learn",
+        help="outcome records (JSON Lines) in, a rules file for review out",
+        description="Read failures and what followed them (minimal lines {tool, content, "
+        "is_error, arguments, outcome}, CallRecords, or OTLP JSON spans) and write one "
+        "rule per (tool, error signature) with enough agreeing outcomes.",
+    )
+    ln.add_argument("files", nargs="*", help="JSON Lines files (default: standard input)")
+    ln.add_argument("--output", default=None, help="write the rules file here")
+    ln.add_argument(
+        "--min-support",
+        type=int,
+        default=MIN_SUPPORT,
+        help=f"agreeing outcomes a signature needs (default {MIN_SUPPORT})",
+    )
+    ln.add_argument(
+        "--min-agreement",
+        type=float,
+        default=MIN_AGREEMENT,
+        help=f"share of a signature's outcomes that must agree (default {MIN_AGREEMENT})",
+    )
     sub.add_parser("contracts", help="mine and check outcome contracts", add_help=False)
     return parser
 
@@ -137,13 +220,15 @@ def main(
         code: int = contracts_main(args_list[1:], stdin, stdout)
         return code
     args = _parser().parse_args(args_list)
+    if args.command == "learn":
+        return _learn(args, stdin, stdout, stderr)
     try:
         args.loaded_rules = load_rules(args.rules) if args.rules else None
     except (OSError, ValueError, TypeError) as exc:
         stderr.write(f"toolmend {args.command}: cannot use the rules file: {exc}\n")
         return 2
     if args.command == "classify":
-        return classify(stdin, stdout, args.loaded_rules)
+        return classify(stdin, stdout, args.loaded_rules, args.precision)
     return _rewrite(args, stdin, stdout, stderr)
 
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from ._types import Detection, Report, Source
 from .classify._detect import text_of
+from .classify._learn import OUTCOMES, Conflict, Learned, Observed, learn, read_outcomes
 from .classify._raised import ExceptionInfo, ResultFailed, describe_exception
+from .classify._signatures import error_signature
 from .classify._text import Classification, classify_text
 from .contracts._values import cap as cap_value
 from .deliver._context import add_context_options, context_from_options
@@ -37,7 +39,7 @@ from .run._failure import BUDGET_SPENT, EXHAUSTED, LANDED, LATER, LOOP_BUDGET, v
 from .run._loop import ADVICE, REMEMBERED, REPEATED, STOPPED, Observation, stub_superseded_failures
 from .run._malformed import argument_errors, check_call, parse_arguments, unknown_tool
 from .run._options import Delegating, Recovery, RecoveryOptions
-from .run._records import CallRecord
+from .run._records import CallRecord, follow_ups
 from .run._registry import RunRegistry, RunState, scoped, verdict_from_record, verdict_record
 from .run._retry import BudgetScope, CallContext, RetryBudget, SleepLog, reset_budgets, run_budgets
 from .run._runner import aexecute, execute
@@ -52,6 +54,7 @@ __all__ = [
     "LATER",
     "LEFT_OUT",
     "LOOP_BUDGET",
+    "OUTCOMES",
     "PILE_UP",
     "REMEMBERED",
     "REPEATED",
@@ -62,11 +65,14 @@ __all__ = [
     "CallContext",
     "CallRecord",
     "Classification",
+    "Conflict",
     "Delegating",
     "Detection",
     "ExceptionInfo",
+    "Learned",
     "Note",
     "Observation",
+    "Observed",
     "Recovery",
     "RecoveryOptions",
     "Report",
@@ -91,11 +97,15 @@ __all__ = [
     "describe_exception",
     "effect_from_mcp",
     "effect_of",
+    "error_signature",
     "execute",
+    "follow_ups",
     "format_arguments",
     "is_async",
+    "learn",
     "parse_arguments",
     "pending_verdict",
+    "read_outcomes",
     "reset_budgets",
     "run_budgets",
     "runtime_note",

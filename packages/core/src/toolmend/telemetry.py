@@ -36,6 +36,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from ._bounds import prune, safe_repr
 from ._types import Kind
 from .classify._raised import passes_through
+from .classify._signatures import error_signature
 from .run._attempts import AttemptRecord, Stop
 from .run._effects import Effect
 
@@ -451,6 +452,13 @@ class ToolCall:
             attributes["toolmend.stop_reason"] = failure.stop.value
         if _settings.record_content:
             attributes["toolmend.error.message"] = failure.cause
+        # The template groups one error's occurrences on a dashboard; it still holds
+        # wording that may name someone, so without content only its hash goes out.
+        signature = error_signature(failure.cause)
+        if _settings.record_content:
+            attributes["toolmend.signature"] = signature
+        else:
+            attributes["toolmend.signature.hash"] = _digest(signature)
         return attributes
 
 

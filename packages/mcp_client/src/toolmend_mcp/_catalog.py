@@ -34,6 +34,8 @@ class ToolInfo:
     """``declared``, ``annotations``, or ``default`` (neither: handled as a write)."""
     output_schema: Mapping[str, Any] | None = None
     listed: bool = False
+    input_schema: Mapping[str, Any] | None = None
+    """What the tool accepts: read with the arguments when a call fails."""
 
 
 @dataclass(slots=True)
@@ -71,4 +73,5 @@ class Catalog:
         annotations = tool.annotations if tool is not None else None
         effect, source = self.recovery.effect(name, annotations=annotations)
         schema = output_schema(tool) if tool is not None else None
-        return ToolInfo(name, effect, source, schema, tool is not None)
+        accepts = input_schema(tool) if tool is not None else None
+        return ToolInfo(name, effect, source, schema, tool is not None, accepts)

@@ -298,7 +298,12 @@ class RecoveringSession(Delegating):
                     )
                 except ValidationError:
                     raise MalformedResult() from None
-            verdict = classify_result(result_text(result), is_error=is_error(result))
+            verdict = classify_result(
+                result_text(result),
+                is_error=is_error(result),
+                arguments=arguments,
+                schema=info.input_schema,
+            )
             if verdict.failed:
                 raise FailedResult(name, result, verdict)
             return _Success(result, rejection.message)

@@ -18,15 +18,17 @@ import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._bounds import glance, parts_read
 from .._types import Kind, Source
+from ._call import read_call
 from ._codes import table_named
 from ._envelope import read_envelope
-from ._rules import Rules, current_rules
-from ._text import AMBIGUOUS, Classification, classify_text
+from ._rules import BALANCED, PRECISIONS, STRICT, Rules, current_rules
+from ._signatures import error_signature
+from ._text import AMBIGUOUS, Classification, classify_strictly, classify_text
 
 __all__ = ["AGENTS", "Verdict", "agent_of", "classify_result", "is_error_text", "text_of"]
 
@@ -58,6 +60,8 @@ class Verdict:
     """Overrides the kind's sentence, e.g. verify-first for a write that may have landed."""
     basis: str | None = field(default=None, compare=False)
     """Which classification rule read ``reason`` (see ``Classification.basis``)."""
+    signature: str | None = field(default=None, compare=False)
+    """The failure's error signature, when it was asked for or a learned rule read it."""
 
 
 CLEAN = Verdict(False)
@@ -449,6 +453,11 @@ def classify_result(
     client: str | None = None,
     tool: str | None = None,
     rules: Rules | None = None,
+    precision: str | None = None,
+    signature: bool = False,
+    arguments: Mapping[str, Any] | None = None,
+    schema: Mapping[str, Any] | None = None,
+    roots: Sequence[str] | None = None,
 ) -> Verdict:
     """Judge one tool result.  Never raises: unreadable content is not a failure.
 
@@ -459,23 +468,125 @@ def classify_result(
         status: A LangChain ``ToolMessage.status`` (``error`` is a flag).
         client: The User-Agent of the agent, which selects its own rules.
         tool: The tool that produced the result, for user rules scoped to a tool.
-        rules: User rules checked first (default: those installed with ``set_rules``).
+        rules: User rules checked first (default: those installed with ``set_rules``);
+            their learned rules are read after the built-in ones.
+        precision: ``balanced`` or ``strict`` (default: the rules' own, else
+            ``balanced``); under ``strict`` a kind read from wording alone is
+            ambiguous: no guidance.
+        signature: Whether to set the verdict's error ``signature`` for a failure
+            (it costs a regular-expression pass over the text; a learned rule
+            lookup computes it anyway).
+        arguments: The call's arguments, when the caller has them: an argument
+            the tool could never have accepted (a URL it cannot fetch, a value
+            outside its schema, a path outside its roots) makes a failure fixable,
+            unless a code or a status says otherwise.
+        schema: The tool's input schema (JSON Schema), read with ``arguments``.
+        roots: The directories the tool's server declared, read with ``arguments``.
 
     Returns:
         The verdict: failed or not, and for a failure its kind, rule and guidance.
     """
     try:
         chosen = rules if rules is not None else current_rules()
-        if chosen:
+        if chosen.has_phrases:
             verdict = _user_rule(content, is_error, status, chosen, tool)
             if verdict is not None:
-                return verdict
-        return _inspect(content, is_error, status, client)
+                return _signed(verdict, content) if signature else verdict
+        verdict = _inspect(content, is_error, status, client)
+        if not verdict.failed:
+            return verdict
+        wanted = precision or chosen.precision
+        if chosen.has_learned or signature:
+            verdict = _learned(verdict, content, chosen, tool)
+        if arguments is not None:
+            verdict = _called(verdict, content, arguments, schema, roots)
+        if wanted != BALANCED:
+            verdict = _strict(verdict, content, wanted)
+        return verdict
     except Exception:
         log.warning("toolmend: tool result not understood; left alone", exc_info=True)
         if is_error is True or status == "error":
             return _failed(AMBIGUOUS, "is_error" if is_error is True else "status", _FLAG)
         return CLEAN
+
+
+# What reads a code, a status or the caller's own argument: evidence a learned rule
+# does not override unless its outcomes contradicted it strongly, and what ``strict``
+# keeps.  Wording (``paper``, ``word``) is neither.
+_STRONG = frozenset({"http", "override", "retry-hint"})
+_STRICT_KEEPS = _STRONG | {"value", "type", "missing"}
+
+
+def _last(basis: str | None) -> str:
+    return (basis or "").rpartition("/")[2]
+
+
+def _strict(verdict: Verdict, content: Any, precision: str) -> Verdict:
+    """Under ``strict``, a kind read from wording is read again without it."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+    if precision != STRICT or verdict.kind is Kind.AMBIGUOUS or verdict.kind is None:
+        return verdict
+    basis = verdict.basis or ""
+    last = _last(basis)
+    if last in _STRICT_KEEPS or last.startswith(("code:", "user:", "learned:", "call:")):
+        return verdict
+    text = _text_for_signature(content)
+    found = classify_strictly(text) if text is not None else AMBIGUOUS
+    if found.kind is Kind.AMBIGUOUS:
+        return replace(verdict, kind=Kind.AMBIGUOUS, guidance=None)
+    return replace(verdict, kind=found.kind, reason=found.reason, guidance=None, basis=found.basis)
+
+
+def _called(
+    verdict: Verdict,
+    content: Any,
+    arguments: Mapping[str, Any],
+    schema: Mapping[str, Any] | None,
+    roots: Sequence[str] | None,
+) -> Verdict:
+    """A temporary or unclear failure made fixable by an argument the tool cannot accept.
+
+    Only a reading from wording, or none, gives way: a status or code that says
+    temporary stays, and so does any stop (an unrecoverable failure).
+    """
+    if verdict.kind not in (Kind.TRANSIENT, Kind.AMBIGUOUS):
+        return verdict  # fixable already, or a stop the call's arguments do not undo
+    found = read_call(arguments, schema, roots)
+    if found is None:
+        return verdict
+    text = _text_for_signature(content)
+    if text is not None and classify_strictly(text).kind is Kind.TRANSIENT:
+        return verdict  # a status or code says temporary: the arguments did not cause it
+    return replace(verdict, kind=found.kind, reason=found.reason, guidance=None, basis=found.basis)
+
+
+def _text_for_signature(content: Any) -> str | None:
+    return content if type(content) is str else text_of(content)
+
+
+def _signed(verdict: Verdict, content: Any) -> Verdict:
+    text = _text_for_signature(content)
+    return verdict if text is None else replace(verdict, signature=error_signature(text))
+
+
+def _learned(verdict: Verdict, content: Any, rules: Rules, tool: str | None) -> Verdict:
+    """The verdict, signed, with the kind a learned rule gives its signature."""
+    text = _text_for_signature(content)
+    if text is None:
+        return verdict
+    signed = replace(verdict, signature=error_signature(text))
+    if not rules.has_learned or signed.signature is None:
+        return signed
+    rule = rules.learned(signed.signature, tool)
+    if rule is None:
+        return signed
+    if not rule.overrides and classify_strictly(text).kind is not Kind.AMBIGUOUS:
+        return signed  # a code or a status said something: outcomes did not overrule it
+    kind = None if rule.kind == "clean" else Kind(rule.kind)
+    if kind is None:
+        return signed  # a learned rule never says a detected failure did not fail
+    return replace(signed, kind=kind, guidance=None, basis=f"learned:{signed.signature}")
 
 
 def _user_rule(

@@ -11,12 +11,25 @@ text that only looks like a failure.  Rules files are JSON:
 
     {"rules": [{"kind": "transient", "field": "reason", "equals": "QUOTA",
                 "tool": "billing_*", "name": "billing-quota"}]}
+
+Learned rules (``toolmend learn``) name an error *signature* instead
+(:func:`~toolmend.integrations.error_signature`) and carry the evidence behind
+them (``support``, ``agreement``).  They are looked up in a dict, after the
+built-in rules, and only for a result already judged failed: what a deployment's
+outcomes taught decides the kind, never whether something failed, and never over
+a code or a status unless the outcomes contradicted it strongly (``overrides``).
+A set's ``precision`` (``balanced`` or ``strict``) says how much wording may
+decide: under ``strict``, guidance comes only from flags, envelopes, codes,
+statuses, argument readers, user rules and learned rules.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
+import logging
+import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from os import PathLike
@@ -25,21 +38,40 @@ from typing import Any
 
 from .._types import Kind
 
-__all__ = ["CLEAN", "Rule", "RuleMatch", "Rules", "current_rules", "load_rules", "set_rules"]
+log = logging.getLogger("toolmend")
+
+__all__ = [
+    "BALANCED",
+    "CLEAN",
+    "PRECISIONS",
+    "STRICT",
+    "Rule",
+    "RuleMatch",
+    "Rules",
+    "current_rules",
+    "load_rules",
+    "set_rules",
+]
 
 CLEAN = "clean"
 _KINDS = {k.value for k in Kind} | {CLEAN}
+BALANCED = "balanced"
+STRICT = "strict"
+PRECISIONS = (BALANCED, STRICT)
+"""How much wording may decide a kind: ``balanced`` (the default) or ``strict``."""
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """One user rule.  Exactly one of ``phrase``, ``code`` or ``field`` (with ``equals``).
+    """One rule.  Exactly one of ``phrase``, ``code``, ``field`` (with ``equals``) or ``signature``.
 
     ``phrase`` and ``code`` are case-sensitive substrings of the result's text
     (``code`` must stand as a whole token); ``field`` is a dotted path into a
     JSON object result (``error.reason``) whose value must equal ``equals``.
     ``tool`` scopes the rule to tools whose name matches it (a ``fnmatch``
-    pattern); ``name`` is what reports show as the rule.
+    pattern); ``name`` is what reports show as the rule.  ``signature`` makes it
+    a learned rule: it matches a failed result whose error signature is exactly
+    this one.
 
     Attributes:
         kind: The kind a match decides: ``transient``, ``fixable``, ``unrecoverable`` or
@@ -50,6 +82,11 @@ class Rule:
         equals: The value at ``field`` that matches.
         tool: A pattern of the tool names the rule applies to.
         name: What reports show as the rule.
+        signature: The error signature a learned rule matches.
+        support: How many observed outcomes agreed with a learned rule's kind.
+        agreement: The share of the signature's outcomes that agreed.
+        overrides: Whether a learned rule may override a code or a status (its
+            outcomes contradicted that evidence strongly).
     """
 
     kind: str
@@ -59,22 +96,30 @@ class Rule:
     equals: str | int | bool | None = None
     tool: str | None = None
     name: str | None = None
+    signature: str | None = None
+    support: int | None = None
+    agreement: float | None = None
+    overrides: bool = False
 
     def __post_init__(self) -> None:
         kind = self.kind.value if isinstance(self.kind, Kind) else self.kind
         object.__setattr__(self, "kind", kind)
         if kind not in _KINDS:
             raise ValueError(f"rule kind must be one of {', '.join(sorted(_KINDS))}; got {kind!r}")
-        given = [x for x in (self.phrase, self.code, self.field) if x is not None]
+        given = [x for x in (self.phrase, self.code, self.field, self.signature) if x is not None]
         if len(given) != 1 or any(not isinstance(x, str) or not x for x in given):
-            raise ValueError("a rule needs exactly one non-empty phrase, code or field")
+            raise ValueError("a rule needs exactly one non-empty phrase, code, field or signature")
         if self.field is not None and self.equals is None:
             raise ValueError("a field rule needs equals")
 
     @property
     def label(self) -> str:
         """The rule's name in reports: its own name, else what it matches."""
-        return self.name or self.phrase or self.code or f"{self.field}={self.equals}"
+        if self.name:
+            return self.name
+        if self.signature is not None:
+            return f"learned:{self.signature}"
+        return self.phrase or self.code or f"{self.field}={self.equals}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,25 +154,98 @@ def _field(obj: Any, path: str) -> Any:
 
 
 class Rules:
-    """An ordered set of user rules: the first that matches decides.
+    """An ordered set of rules: the first that matches decides.
 
     Args:
         rules: The rules (or their mappings), in order.
+        precision: ``balanced`` (wording may decide a kind) or ``strict`` (only
+            flags, envelopes, codes, statuses, argument readers and rules may).
     """
 
-    __slots__ = ("_has_fields", "rules")
+    __slots__ = (
+        "_checked",
+        "_has_fields",
+        "_learned",
+        "_lock",
+        "_phrased",
+        "_source",
+        "_stamp",
+        "precision",
+        "refresh",
+        "rules",
+    )
 
-    def __init__(self, rules: Iterable[Rule | Mapping[str, Any]] = ()) -> None:
-        self.rules: tuple[Rule, ...] = tuple(
-            r if isinstance(r, Rule) else Rule(**dict(r)) for r in rules
-        )
-        self._has_fields = any(r.field is not None for r in self.rules)
+    def __init__(
+        self, rules: Iterable[Rule | Mapping[str, Any]] = (), *, precision: str = BALANCED
+    ) -> None:
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+        self._source: Path | None = None
+        self._stamp: float | None = None
+        self.refresh: float | None = None
+        self._checked = 0.0
+        self._lock = threading.Lock()
+        self._set(tuple(r if isinstance(r, Rule) else Rule(**dict(r)) for r in rules), precision)
+
+    def _set(self, rules: tuple[Rule, ...], precision: str) -> None:
+        self.precision = precision
+        self.rules = rules
+        self._phrased = tuple(r for r in self.rules if r.signature is None)
+        self._has_fields = any(r.field is not None for r in self._phrased)
+        learned: dict[str, list[Rule]] = {}
+        for rule in self.rules:
+            if rule.signature is not None:
+                learned.setdefault(rule.signature, []).append(rule)
+        self._learned = learned
 
     def __len__(self) -> int:
         return len(self.rules)
 
     def __bool__(self) -> bool:
-        return bool(self.rules)
+        return bool(self.rules) or self.precision != BALANCED
+
+    def _reload(self) -> None:
+        """Read the file again when ``refresh`` seconds passed and it changed since."""
+        source, every = self._source, self.refresh
+        if source is None or every is None:
+            return
+        now = time.monotonic()
+        if now - self._checked < every or not self._lock.acquire(blocking=False):
+            return
+        try:
+            self._checked = now
+            stamp = source.stat().st_mtime
+            if stamp != self._stamp:
+                fresh = load_rules(source)
+                self._set(fresh.rules, fresh.precision)
+                self._stamp = stamp
+        except (OSError, ValueError, TypeError) as exc:
+            log.warning("toolmend: rules file %s not reloaded, the last one stays: %s", source, exc)
+        finally:
+            self._lock.release()
+
+    @property
+    def has_phrases(self) -> bool:
+        """Whether any phrase, code or field rule is in the set (checked before built-ins)."""
+        self._reload()
+        return bool(self._phrased)
+
+    @property
+    def has_learned(self) -> bool:
+        """Whether any learned (signature) rule is in the set."""
+        return bool(self._learned)
+
+    def learned(self, signature: str, tool: str | None = None) -> Rule | None:
+        """The learned rule for ``signature`` in scope for ``tool``: one dict lookup.
+
+        Args:
+            signature: The failed result's error signature.
+            tool: The tool's name.
+        """
+        for rule in self._learned.get(signature, ()):
+            if rule.tool is None or (tool is not None and fnmatch.fnmatchcase(tool, rule.tool)):
+                return rule
+        return None
 
     def match(self, text: str, tool: str | None = None) -> RuleMatch | None:
         """The first rule in scope for ``tool`` that matches ``text``.
@@ -142,7 +260,7 @@ class Rules:
                 obj = json.loads(text)
             except (ValueError, RecursionError):
                 obj = None
-        for rule in self.rules:
+        for rule in self._phrased:
             if rule.tool is not None and (tool is None or not fnmatch.fnmatchcase(tool, rule.tool)):
                 continue
             span = None
@@ -185,11 +303,17 @@ def current_rules() -> Rules:
     return _current
 
 
-def load_rules(path: str | PathLike[str]) -> Rules:
+def load_rules(path: str | PathLike[str], *, refresh: float | None = None) -> Rules:
     """Rules from a JSON file: ``{"rules": [{...}, ...]}`` or a bare list.
+
+    The object form may also set ``"precision": "strict"``; ``toolmend learn``
+    writes this form, with its rules' evidence.  With ``refresh``, the rules read
+    the file again when it changed, at most every ``refresh`` seconds (checked on
+    use, no thread); a file that became unreadable leaves the last rules in force.
 
     Args:
         path: The JSON file.
+        refresh: Seconds between checks of the file for changes (default: never).
 
     Returns:
         The rules, validated.
@@ -201,4 +325,11 @@ def load_rules(path: str | PathLike[str]) -> Rules:
     items = data.get("rules") if isinstance(data, Mapping) else data
     if not isinstance(items, list):
         raise ValueError(f"{path}: expected a list of rules under 'rules'")
-    return Rules(items)
+    precision = data.get("precision", BALANCED) if isinstance(data, Mapping) else BALANCED
+    rules = Rules(items, precision=str(precision))
+    if refresh is not None:
+        rules._source = Path(path)
+        rules._stamp = rules._source.stat().st_mtime
+        rules.refresh = refresh
+        rules._checked = time.monotonic()
+    return rules

@@ -30,7 +30,7 @@ from ._codes import system_of
 from ._envelope import read_envelope
 from ._printed import read_printed
 
-__all__ = ["HEAD", "Classification", "classify_text"]
+__all__ = ["HEAD", "Classification", "classify_strictly", "classify_text"]
 
 HEAD = 4096
 _TRACEBACK = "Traceback (most recent call last):"
@@ -255,3 +255,43 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
         return AMBIGUOUS
     index = _common_find(region)
     return _COMMON_FOUND[index] if index >= 0 else AMBIGUOUS
+
+
+def classify_strictly(text: str) -> Classification:
+    """What the text's codes, statuses and named arguments say, its wording left out.
+
+    The reading of ``precision="strict"``: a printed code, a named argument, an
+    HTTP status, a code-table name or a retry hint; an envelope's status and the
+    strict reading of its message.  Wording alone leaves the text ambiguous.
+
+    Args:
+        text: The error text.
+    """
+    stripped = glance(text).lstrip()
+    if stripped[:1] == "{":
+        envelope = read_envelope(stripped)
+        if envelope is not None:
+            found = classify_strictly(envelope.text)
+            if found.kind is Kind.AMBIGUOUS and envelope.status in _HTTP_FOUND:
+                found = _HTTP_FOUND[envelope.status]
+            if found.reason is None:
+                return found
+            return Classification(found.kind, found.reason, f"envelope/{found.basis}")
+    if len(stripped) > HEAD or _TRACEBACK in stripped:
+        stripped = _region(stripped)
+    region = _scrub(stripped)
+    printed = read_printed(region)
+    if printed is not None:
+        return _printed_found(*printed)
+    argument = read_argument(region)
+    if argument is not None:
+        return Classification(Kind.FIXABLE, argument[1], argument[0])
+    status = words.http_status(region)
+    if status is not None:
+        return _HTTP_FOUND[status]
+    index = _wide_find(region)
+    if index >= 0 and _WIDE_FOUND[index].basis.startswith(("code:", "override")):
+        return _WIDE_FOUND[index]
+    if words.retry_hint(region):
+        return _RETRY_FOUND
+    return AMBIGUOUS

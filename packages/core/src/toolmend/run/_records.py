@@ -11,17 +11,21 @@ of them back.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .._bounds import jsonable
 from .._types import Source
 from ..classify._raised import describe_exception
+from ..classify._signatures import error_signature
 from ..contracts._review import Review
 from ._attempts import AttemptRecord
 from ._failure import ToolFailure
 
-__all__ = ["CallRecord"]
+__all__ = [
+    "CallRecord",
+    "follow_ups",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,6 +72,9 @@ class CallRecord:
         replayed: Whether a durable run answered the call from its record
             instead of running the tool again.
         landed: For a replayed call: whether the verify hook confirmed the effect.
+        outcome: What followed a failure in the run (``retry_succeeded``,
+            ``changed_arguments_succeeded``, ``failed_again``, ``stopped``): the
+            evidence ``toolmend learn`` reads; see :func:`follow_ups`.
     """
 
     tool: str
@@ -99,6 +106,12 @@ class CallRecord:
     guidance_in_content: bool = False
     replayed: bool = False
     landed: bool = False
+    outcome: str | None = None
+
+    @property
+    def signature(self) -> str | None:
+        """The failure's error signature (:func:`~toolmend.integrations.error_signature`)."""
+        return error_signature(self.cause) if self.failed and self.cause is not None else None
 
     @classmethod
     def of_failure(
@@ -263,4 +276,52 @@ class CallRecord:
             extra["guidance_in_content"] = True
         if self.replayed:
             extra.update(replayed=True, landed=self.landed)
+        if self.outcome is not None:
+            extra["outcome"] = self.outcome
         return extra
+
+
+def _same_arguments(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    same: bool = jsonable(a or {}) == jsonable(b or {})
+    return same
+
+
+def follow_ups(records: Sequence[CallRecord]) -> list[CallRecord]:
+    """A run's records with ``outcome`` set on each failure: what followed it.
+
+    Read from the calls of the same tool after the failure, in order: the same
+    arguments succeeding is ``retry_succeeded`` (the failure was temporary);
+    changed arguments succeeding is ``changed_arguments_succeeded`` (the call was
+    wrong); later calls failing with the same error signature, repeated or changed,
+    is ``failed_again``; nothing after it is ``stopped`` (no evidence).  A failure
+    followed by a different error, and then nothing, is ``stopped`` too.  A call
+    whose automatic retries succeeded carries its own evidence in ``history``.
+    Pure: records in, records out, in the same order.
+
+    Args:
+        records: One run's call records, in the order the calls were made.
+
+    Returns:
+        The same records, each failure with its ``outcome``.
+    """
+    out = list(records)
+    for index, record in enumerate(out):
+        if not record.failed or record.outcome is not None:
+            continue
+        signature = record.signature
+        outcome = "stopped"
+        repeated = False
+        for later in records[index + 1 :]:
+            if later.tool != record.tool:
+                continue
+            same = _same_arguments(later.arguments, record.arguments)
+            if not later.failed:
+                outcome = "retry_succeeded" if same else "changed_arguments_succeeded"
+                break
+            if later.signature == signature:
+                repeated = True
+        else:
+            if repeated:
+                outcome = "failed_again"
+        out[index] = replace(record, outcome=outcome)
+    return out
