@@ -154,6 +154,23 @@ def by_evidence(judged: Judged) -> None:
         n = len(failures)
         shares = " | ".join(f"{100 * c[k] / n:.1f}%" for k in ("correct", "wrong", "silent"))
         print(f"| {name} | {n} | {shares} |")
+    strict: Counter[str] = Counter()
+    for row, _ in failures:
+        flag = row.get("is_error")
+        verdict = toolmend.classify_result(
+            row["content"],
+            is_error=flag if flag is True else None,
+            tool=row.get("tool"),
+            precision="strict",
+        )
+        kind = verdict.kind.value if verdict.failed and verdict.kind else None
+        if kind not in GUIDED:
+            strict["correct" if row["label"] == "ambiguous" else "silent"] += 1
+        else:
+            strict["correct" if kind == row["label"] else "wrong"] += 1
+    n = len(failures)
+    shares = " | ".join(f"{100 * strict[k] / n:.1f}%" for k in ("correct", "wrong", "silent"))
+    print(f'| `precision="strict"` (codes, statuses, arguments re-read) | {n} | {shares} |')
 
 
 def _line(name: str, c: Counter[str]) -> str:

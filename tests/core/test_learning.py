@@ -430,3 +430,42 @@ def test_a_rules_file_loaded_with_refresh_follows_its_changes(
     verdict = classify_result("quota spent", is_error=True, tool="billing", rules=rules)
     assert verdict.kind is Kind.TRANSIENT  # the last good rules stay
     assert "not reloaded, the last one stays" in caplog.text
+
+
+def test_the_readmes_teaching_block_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The root README's "Teach toolmend your tools' errors" commands, line by line."""
+    import shlex
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Teach toolmend your tools' errors", 1)[1].split("```bash\n", 1)[1]
+    commands = [line.split("#")[0].strip() for line in block.split("```", 1)[0].splitlines()]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "outcomes.jsonl").write_text("\n".join(QUOTA) + "\n")
+    (tmp_path / "results.jsonl").write_text(
+        json.dumps(
+            {
+                "tool": "billing",
+                "content": '{"reason": "QUOTA", "request": "r-5"}',
+                "is_error": True,
+            }
+        )
+        + "\n"
+    )
+    outputs = []
+    for command in filter(None, commands):
+        words = shlex.split(command)
+        assert words[0] == "toolmend"
+        stdin = ""
+        if "<" in words:
+            at = words.index("<")
+            stdin = (tmp_path / words[at + 1]).read_text()
+            words = words[:at]
+        code, out, _ = _cli(words[1:], stdin)
+        assert code == 0
+        outputs.append(out)
+    assert len(outputs) == 2
+    assert json.loads(outputs[1])["kind"] == "transient"
+    assert json.loads(outputs[1])["evidence"]["rule"].startswith("learned:")
+    assert load_rules(tmp_path / "learned.json").rules[0].support == 3

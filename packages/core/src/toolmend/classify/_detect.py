@@ -515,6 +515,7 @@ def classify_result(
 # keeps.  Wording (``paper``, ``word``) is neither.
 _STRONG = frozenset({"http", "override", "retry-hint"})
 _STRICT_KEEPS = _STRONG | {"value", "type", "missing"}
+_VAGUE = frozenset({"HTTP 400", "HTTP 402", "HTTP 500"})  # see classify_strictly
 
 
 def _last(basis: str | None) -> str:
@@ -529,7 +530,10 @@ def _strict(verdict: Verdict, content: Any, precision: str) -> Verdict:
         return verdict
     basis = verdict.basis or ""
     last = _last(basis)
-    if last in _STRICT_KEEPS or last.startswith(("code:", "user:", "learned:", "call:")):
+    vague = last == "http" and verdict.reason in _VAGUE
+    if not vague and (
+        last in _STRICT_KEEPS or last.startswith(("code:", "user:", "learned:", "call:"))
+    ):
         return verdict
     text = _text_for_signature(content)
     found = classify_strictly(text) if text is not None else AMBIGUOUS
