@@ -277,6 +277,20 @@ def truths_table(grouped: dict[str, list[Record]]) -> str:
     return "\n".join(lines)
 
 
+def confusion(records: Sequence[Record], classifier: Classifier = built_in) -> str:
+    """What a classifier said for each truth, over every record: where the misses are."""
+    said: dict[str, Counter[str]] = defaultdict(Counter)
+    for stream in streams(records).values():
+        for i, record in enumerate(stream):
+            said[record["truth"]][classifier(record, stream[:i])] += 1
+    columns = (*KINDS, "ambiguous", "clean")
+    lines = [f"{'truth / said':<16} | " + " | ".join(f"{c:>13}" for c in columns)]
+    lines.append(f"{'-' * 16}-+" + "+".join("-" * 15 for _ in columns))
+    for truth in TRUTHS:
+        lines.append(f"{truth:<16} | " + " | ".join(f"{said[truth][c]:>13}" for c in columns))
+    return "\n".join(lines)
+
+
 def report(records: Sequence[Record], learner: Learner = stand_in_learner) -> str:
     """The whole printout: the data, built-in rules on everything, then the second halves."""
     grouped = streams(records)
@@ -291,6 +305,8 @@ def report(records: Sequence[Record], learner: Learner = stand_in_learner) -> st
         "",
         "Built-in rules alone, every record",
         table(whole),
+        "",
+        confusion(records),
         "",
         "Second half of each stream (learned rows: fitted on the first half; "
         "stand-in learner: majority outcome per exact (tool, text))",

@@ -193,17 +193,19 @@ class Recorder:
         self._line(tool, args, reply, truth="clean", source=how, flagged=reply.flagged)
 
 
-def interleave(rng: random.Random, failures: list[Step], cleans: list[Step]) -> list[Step]:
-    """Failures and clean calls in one seeded order, as a deployment's day would mix them."""
-    steps = failures + cleans
+Maker = Callable[[], Step]
+
+
+def plan(
+    rng: random.Random, makers: list[tuple[int, Maker]], cleans: list[Maker], fails: int, n: int
+) -> list[Step]:
+    """A deployment's stream: ``fails`` failing calls, each from a maker drawn by weight
+    (each maker draws its own specifics), and ``n`` clean calls, in one seeded order."""
+    weights = [w for w, _ in makers]
+    steps = [rng.choices(makers, weights)[0][1]() for _ in range(fails)]
+    steps += [cleans[rng.randrange(len(cleans))]() for _ in range(n)]
     rng.shuffle(steps)
     return steps
-
-
-def draw(rng: random.Random, makers: list[tuple[int, Callable[[], Step]]], n: int) -> list[Step]:
-    """``n`` steps, each from a maker drawn by weight (each maker draws its own specifics)."""
-    weights = [w for w, _ in makers]
-    return [rng.choices(makers, weights)[0][1]() for _ in range(n)]
 
 
 def later(seconds: float, action: Callable[[], object]) -> None:
@@ -645,9 +647,7 @@ async def http_api(ctx: Context) -> Recorder | None:
         ),
         lambda: ok("curl", **c(url=f"{u}/docs/{pick(rng, PAGES)}")),
     ]
-    steps = interleave(
-        rng, draw(rng, makers, ctx.fails), [pick(rng, cleans)() for _ in range(ctx.cleans)]
-    )
+    steps = plan(rng, makers, cleans, ctx.fails, ctx.cleans)
 
     async def call(tool: str, args: Args) -> Reply:
         return _curl(tool, args)
@@ -852,6 +852,19 @@ class SqlScenarios:
             "a function another database has; fix: this one's function",
         )
 
+    def common(self) -> list[tuple[int, Maker]]:
+        """The mistakes both databases see, weighted by how often they are made."""
+        return [
+            (6, self.table),
+            (5, self.column),
+            (4, self.syntax),
+            (3, self.duplicate),
+            (3, self.not_null),
+            (3, self.check),
+            (2, self.values),
+            (2, self.function),
+        ]
+
     def cleans(self) -> list[Callable[[], Step]]:
         r = self.rng
         return [
@@ -960,22 +973,13 @@ async def sqlite(ctx: Context) -> Recorder | None:
         )
 
     makers = [
-        (6, s.table),
-        (5, s.column),
-        (4, s.syntax),
-        (3, s.duplicate),
-        (3, s.not_null),
-        (3, s.check),
-        (2, s.values),
-        (2, s.function),
+        *s.common(),
         (3, locked_write),
         (2, locked_read),
         (2, readonly),
         (2, not_a_db),
     ]
-    steps = interleave(
-        rng, draw(rng, makers, ctx.fails), [pick(rng, s.cleans())() for _ in range(ctx.cleans)]
-    )
+    steps = plan(rng, makers, s.cleans(), ctx.fails, ctx.cleans)
 
     async def call(tool: str, args: Args) -> Reply:
         try:
@@ -1120,14 +1124,7 @@ async def postgres(ctx: Context) -> Recorder | None:
             )
 
         makers = [
-            (6, s.table),
-            (5, s.column),
-            (4, s.syntax),
-            (3, s.duplicate),
-            (2, s.not_null),
-            (3, s.check),
-            (2, s.values),
-            (2, s.function),
+            *s.common(),
             (3, enum_filter),
             (2, not_int),
             (2, foreign),
@@ -1137,9 +1134,7 @@ async def postgres(ctx: Context) -> Recorder | None:
             (1, owner),
             (2, readonly),
         ]
-        steps = interleave(
-            rng, draw(rng, makers, ctx.fails), [pick(rng, s.cleans())() for _ in range(ctx.cleans)]
-        )
+        steps = plan(rng, makers, s.cleans(), ctx.fails, ctx.cleans)
 
         async def call(tool: str, args: Args) -> Reply:
             try:
@@ -1441,9 +1436,7 @@ async def redis(ctx: Context) -> Recorder | None:
         ),
         lambda: ok("redis-cli", **r("GET", "app:config:mode")),
     ]
-    steps = interleave(
-        rng, draw(rng, makers, ctx.fails), [pick(rng, cleans)() for _ in range(ctx.cleans)]
-    )
+    steps = plan(rng, makers, cleans, ctx.fails, ctx.cleans)
 
     async def call(tool: str, args: Args) -> Reply:
         return server.agent(args["command"])
@@ -1634,9 +1627,7 @@ async def fetch_mcp(ctx: Context) -> Recorder | None:
         lambda: ok("fetch", **f(f"{u}/docs/{page()}", max_length=200)),
         lambda: ok("fetch", **f(f"{u}/docs/{page()}", raw=True)),
     ]
-    steps = interleave(
-        rng, draw(rng, makers, ctx.fails), [pick(rng, cleans)() for _ in range(ctx.cleans)]
-    )
+    steps = plan(rng, makers, cleans, ctx.fails, ctx.cleans)
     return await mcp_stream(
         ctx, "fetch-mcp", program, ["--ignore-robots-txt", "--allow-private-ips"], steps
     )
@@ -1726,9 +1717,7 @@ async def time_mcp(ctx: Context) -> Recorder | None:
             target_timezone=pick(rng, good),
         ),
     ]
-    steps = interleave(
-        rng, draw(rng, makers, ctx.fails), [pick(rng, cleans)() for _ in range(ctx.cleans)]
-    )
+    steps = plan(rng, makers, cleans, ctx.fails, ctx.cleans)
     return await mcp_stream(ctx, "time-mcp", program, ["--local-timezone", "UTC"], steps)
 
 
@@ -1878,9 +1867,7 @@ async def git_mcp(ctx: Context) -> Recorder | None:
         lambda: ok("git_branch", **g(branch_type="local")),
         lambda: ok("git_diff", **g(target=pick(rng, branches))),
     ]
-    steps = interleave(
-        rng, draw(rng, makers, ctx.fails), [pick(rng, cleans)() for _ in range(ctx.cleans)]
-    )
+    steps = plan(rng, makers, cleans, ctx.fails, ctx.cleans)
     return await mcp_stream(ctx, "git-mcp", program, ["--repository", rp], steps)
 
 
@@ -2081,9 +2068,7 @@ async def filesystem_mcp(ctx: Context) -> Recorder | None:
         lambda: ok("search_files", **fs(root, pattern=pick(rng, ("*.md", "*.csv")))),
         lambda: ok("write_file", **fs(root / "tmp" / f"note-{next(made)}.txt", content="ok\n")),
     ]
-    steps = interleave(
-        rng, draw(rng, makers, ctx.fails), [pick(rng, cleans)() for _ in range(ctx.cleans)]
-    )
+    steps = plan(rng, makers, cleans, ctx.fails, ctx.cleans)
     return await mcp_stream(ctx, "filesystem-mcp", "node", [entry, str(root)], steps)
 
 
@@ -2156,9 +2141,7 @@ async def memory_mcp(ctx: Context) -> Recorder | None:
         ),
     ]
     steps = [ok("create_entities", entities=seed)]
-    steps += interleave(
-        rng, draw(rng, makers, ctx.fails), [pick(rng, cleans)() for _ in range(ctx.cleans)]
-    )
+    steps += plan(rng, makers, cleans, ctx.fails, ctx.cleans)
     env = {"MEMORY_FILE_PATH": str(ctx.work / "memory.jsonl")}
     return await mcp_stream(ctx, "memory-mcp", "node", [entry], steps, env)
 

@@ -89,7 +89,7 @@ def test_a_score_counts_correct_wrong_silent_and_false_alarms() -> None:
     assert vars(replay.score(stream, _says("fixable"))) == {
         "failures": 3,
         "correct": 1,
-        "wrong": 1,
+        "wrong": 2,
         "silent": 0,
         "cleans": 2,
         "false_alarms": 2,
