@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import toolmend
+from toolmend.integrations import Observed, learn, read_outcomes
 
 DATA = Path(__file__).resolve().parent / "replay" / "streams.jsonl"
 KINDS = ("transient", "fixable", "unrecoverable")
@@ -64,6 +65,8 @@ OUTCOME_TRUTH = {
 }
 """What each outcome proves.  ``stopped`` (the agent gave up) proves nothing and is not learned."""
 LEARN_K = (1, 3, 10)
+MIN_SUPPORT = 3
+"""toolmend learn's default support."""
 
 Record = dict[str, Any]
 Classifier = Callable[[Record, Sequence[Record]], str]
@@ -99,15 +102,59 @@ def built_in(record: Record, history: Sequence[Record] = ()) -> str:
     return str(verdict.kind) if verdict.failed and verdict.kind else "clean"
 
 
-def with_context(record: Record, history: Sequence[Record] = ()) -> str:
-    """The hook for classification with context: the call and the stream so far.
+def with_context(
+    record: Record, history: Sequence[Record] = (), rules: toolmend.Rules | None = None
+) -> str:
+    """Classification with the call: the tool and the arguments it was called with.
 
-    A stand-in until the core reads more of the call: it passes the tool name, which
-    only user rules scoped to a tool use, so it agrees with :func:`built_in`.
+    ``classify_result(arguments=...)`` reads what the tool could never accept (a URL
+    it cannot fetch, a value outside its schema); ``rules`` adds learned rules.
     """
     flag = True if record.get("flagged") else None
-    verdict = toolmend.classify_result(record["content"], is_error=flag, tool=record["tool"])
+    arguments = record.get("arguments")
+    verdict = toolmend.classify_result(
+        record["content"],
+        is_error=flag,
+        tool=record["tool"],
+        arguments=arguments if isinstance(arguments, dict) else None,
+        rules=rules,
+    )
     return str(verdict.kind) if verdict.failed and verdict.kind else "clean"
+
+
+def toolmend_learner(training: Sequence[Record], k: int) -> Classifier:
+    """``toolmend learn`` on the first half: at most ``k`` outcomes per (tool, signature).
+
+    The outcome lines are the minimal ones ``toolmend learn`` reads; a signature needs
+    ``min(k, 3)`` agreeing outcomes (the default is 3), so k=1 trusts one outcome.
+    """
+    lines = [
+        json.dumps(
+            {
+                "tool": r["tool"],
+                "content": r["content"],
+                "is_error": True,
+                "arguments": r.get("arguments"),
+                "outcome": r["outcome"],
+            }
+        )
+        for r in training
+        if r.get("outcome") in OUTCOME_TRUTH
+    ]
+    observed, _ = read_outcomes(lines)
+    kept: list[Observed] = []
+    count: Counter[tuple[str, str]] = Counter()
+    for item in observed:
+        key = (item.tool, item.signature)
+        if count[key] < k:
+            count[key] += 1
+            kept.append(item)
+    rules = toolmend.Rules(learn(kept, min_support=min(k, MIN_SUPPORT)).rules)
+
+    def classify(record: Record, history: Sequence[Record] = ()) -> str:
+        return with_context(record, history, rules)
+
+    return classify
 
 
 _SPACE = re.compile(r"\s+")
@@ -291,13 +338,15 @@ def confusion(records: Sequence[Record], classifier: Classifier = built_in) -> s
     return "\n".join(lines)
 
 
-def report(records: Sequence[Record], learner: Learner = stand_in_learner) -> str:
+def report(records: Sequence[Record], learner: Learner | None = None) -> str:
     """The whole printout: the data, built-in rules on everything, then the second halves."""
     grouped = streams(records)
     whole = {name: score(stream, built_in) for name, stream in grouped.items()}
     halves_rows = second_half_rows(
-        grouped, {"built-in": built_in, "plus context": with_context}, learner
+        grouped, {"built-in": built_in, "plus context": with_context}, learner or toolmend_learner
     )
+    stand_in = learned_rows(grouped, stand_in_learner, ks=(3,))["learned k=3"]
+    halves_rows["stand-in k=3 (exact text)"] = stand_in
     overall = {label: _total(row.values()) for label, row in halves_rows.items()}
     parts = [
         "The data: failing calls by what worked next, and clean results",
@@ -308,8 +357,9 @@ def report(records: Sequence[Record], learner: Learner = stand_in_learner) -> st
         "",
         confusion(records),
         "",
-        "Second half of each stream (learned rows: fitted on the first half; "
-        "stand-in learner: majority outcome per exact (tool, text))",
+        "Second half of each stream (learned rows: toolmend learn on the first half, "
+        "at most k outcomes per (tool, signature), with the call's arguments; the "
+        "stand-in: majority outcome per exact (tool, text))",
         table(overall, total_line=False),
     ]
     for label, row in halves_rows.items():

@@ -115,7 +115,7 @@ def test_a_signature_never_raises(value: str) -> None:
 
 
 def test_the_real_world_test_split_rarely_merges_errors_that_differ() -> None:
-    """Documented rate: on the test split's 1,945 failures (1,833 signatures), 48
+    """Documented rate: on the test split's 1,945 failures (1,825 signatures), 50
     signatures join rows of different texts; 3 of them (0.16%) join rows whose labels
     differ, each a reader's call on one error (``KeyError: 'c'`` fixable,
     ``KeyError: 'email'`` ambiguous), never two different errors."""
@@ -126,7 +126,7 @@ def test_the_real_world_test_split_rarely_merges_errors_that_differ() -> None:
         by[error_signature(content if isinstance(content, str) else str(content))].append(row)
     merged = {s: rs for s, rs in by.items() if len({str(r["content"]) for r in rs}) > 1}
     conflicting = sorted(s for s, rs in merged.items() if len({r["label"] for r in rs}) > 1)
-    assert (len(rows), len(by), len(merged)) == (1945, 1833, 48)
+    assert (len(rows), len(by), len(merged)) == (1945, 1825, 50)
     assert conflicting == [
         "KeyError: '<v>'",
         "Requested tokens (<n>) exceed context window of <n>",

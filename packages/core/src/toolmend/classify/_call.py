@@ -7,9 +7,10 @@ temporary; the call says the argument is the cause, and retrying it unchanged
 cannot help.  These readers look only at the call (its arguments, the tool's
 input schema, the roots a server declared) and name the argument:
 
-- ``call:url``: a URL argument whose scheme is not ``http``/``https``, or whose
-  host is empty, not a valid name, or under a reserved test domain (``.invalid``,
-  ``.test``, ``.example``, ``.localhost``; RFC 2606 and 6761);
+- ``call:url``: a URL argument whose scheme is not ``http``/``https`` or missing
+  (``example.com/a`` in an argument named ``url``), or whose host is empty, not a
+  valid name, or under a reserved test domain (``.invalid``, ``.test``,
+  ``.example``, ``.localhost``; RFC 2606 and 6761);
 - ``call:schema``: a value outside the schema's ``enum``, ``pattern``, bounds,
   lengths or type, or a required field missing or empty;
 - ``call:roots``: an absolute path argument outside every root the server declared.
@@ -39,6 +40,7 @@ _FETCHED = ("http", "https")
 _RESERVED = (".invalid", ".test", ".example", ".localhost")
 _LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
 _URL_NAMES = re.compile(r"(?:^|_)(?:url|uri|href|link|endpoint|website)s?$", re.IGNORECASE)
+_BARE_HOST = re.compile(r"(?:www\.)?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+(?::\d+)?(?:[/?#]|$)")
 _URL_START = re.compile(r"\s*[A-Za-z][A-Za-z0-9+.\-]*://")
 _ARGUMENTS = 64
 _LONGEST = 2048
@@ -56,9 +58,10 @@ def _found(name: str, what: str, basis: str) -> Classification:
     return Classification(Kind.FIXABLE, f"{name}: {what}", basis)
 
 
-def _url_problem(value: str) -> str | None:
+def _url_problem(value: str, named: bool) -> str | None:
     if "://" not in value:
-        return None
+        # an argument named for a URL, holding a host and path with no scheme
+        return "no scheme (http:// or https://)" if named and _BARE_HOST.match(value) else None
     try:
         parts = urlsplit(value)
     except ValueError:
@@ -168,8 +171,9 @@ def read_call(
                 return _found(name, problem, "call:schema")
         if not isinstance(value, str) or len(value) > _LONGEST:
             continue
-        url_like = _URL_START.match(value) is not None or _URL_NAMES.search(name) is not None
-        problem = _url_problem(value) if url_like else None
+        named = _URL_NAMES.search(name) is not None
+        url_like = named or _URL_START.match(value) is not None
+        problem = _url_problem(value, named) if url_like else None
         if problem is not None:
             return _found(name, problem, "call:url")
         if allowed and _outside(value, allowed):

@@ -14,7 +14,8 @@ mask           what it replaces                                            examp
 ``<time>``     an ISO date or time, with its zone                          ``2026-12-01T10:00:00Z``
 ``<id>``       a UUID, a hex hash of 8+ digits, or a token mixing letters   ``req_8f3a2c9d``
                and digits (8+ characters, not all capitals)
-``<path>``     a file path (two or more components, or ``~/``, ``./``)      ``/srv/data/a.csv``
+``<path>``     a file path (two or more components, or ``~/``, ``./``; a     ``/srv/data/a.csv``
+               relative one with three or more: ``refs/heads/main``)
 ``'<v>'``      a quoted value: one word (≤ 120 chars) or up to three words  ``'orders_v2'``
                without digits; a key (``'ok':``), a code in snake case
                (``'invalid_auth'``) and a longer sentence are wording and stay
@@ -64,6 +65,7 @@ _PATTERN = re.compile(
     r"|(?P<uuid>\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)"
     r"|(?P<path>(?<![\w.:/\\-])(?:~|\.{1,2})?/(?:[\w.@%+\-]+/)+[\w.@%+\-]*"
     r"|(?<![\w.:/\\-])(?:~|\.{1,2})/[\w.@%+\-]+"
+    r"|(?<![\w.:/\\-])[\w.@%+\-]+(?:/[\w.@%+\-]+){2,}"
     r"|\b[A-Za-z]:\\(?:[\w.@%+\- ]+\\)*[\w.@%+\-]+)"
     r"|(?P<quoted>(?P<q1>'[^'\s]{1,120}'|\"[^\"\s]{1,120}\"|`[^`\s]{1,120}`)"
     r"|'(?:[^'\"\s\d]+ ){1,2}[^'\"\s\d]+'|\"(?:[^'\"\s\d]+ ){1,2}[^'\"\s\d]+\")"
@@ -78,6 +80,7 @@ _STATUS_AFTER = re.compile(
 )
 _SPACE = re.compile(r"\s+")
 _SNAKE = re.compile(r"[a-z]+(?:_[a-z]+)+")
+_KEY_BEFORE = re.compile(r"[{,]\s*$")
 _TOKENS = {"url": "<url>", "email": "<email>", "time": "<time>", "uuid": "<id>", "path": "<path>"}
 
 
@@ -89,7 +92,9 @@ def _mask(match: re.Match[str]) -> str:
     if kind == "quoted":
         value = match.group()
         inner = value[1:-1]
-        key = match.string.startswith(":", match.end())
+        key = match.string.startswith(":", match.end()) and _KEY_BEFORE.search(
+            match.string, max(0, match.start() - 3), match.start()
+        )
         if key or (_SNAKE.fullmatch(inner) and match.group("q1") is not None):
             return value  # a key, or a code in snake case (invalid_auth, not_found)
         return f"{value[0]}<v>{value[0]}"
