@@ -336,9 +336,10 @@ for _prefix in (
 ):  # fmt: skip
     _SUSPECT_PREFIXES[_prefix[0]] = (*_SUSPECT_PREFIXES.get(_prefix[0], ()), _prefix)
 del _prefix
+# Each holds a colon or a parenthesis: a head with neither needs no further look.
 _SUSPECT_WORDS = (
     "Error:", "Error(", "Exception:", "Exception(", "Timeout:", "Timeout(", ".timeout:",
-    ".timeout(", "() ", "ailed: ", "iolation: ", _SCHEMA_MARK,
+    ".timeout(", "() ", "ailed: ", "iolation: ",
 )  # fmt: skip
 _WORD_COLON = re.compile(r"[\w.-]{1,32}: ")
 _PROGRAM_WORDS = ("error", "ERROR", "fatal", "FATAL", "(")
@@ -375,10 +376,11 @@ def _plainly_clean(text: str) -> bool:
             return False
     elif stripped.startswith(_SUSPECT_PREFIXES.get(first, ())):
         return False
-    for word in _SUSPECT_WORDS:
-        if word in head:
-            return False
-    if "ERROR:  " in stripped:
+    if ":" in head or "(" in head:
+        for word in _SUSPECT_WORDS:
+            if word in head:
+                return False
+    if _SCHEMA_MARK in head or "ERROR:  " in stripped:
         return False
     if len(stripped) < 128 and _BARE_EXCEPTION.fullmatch(stripped) is not None:
         return False

@@ -334,10 +334,16 @@ def tail_streaks(
 
 def _turn_start(codec: Codec, messages: Any, before: int) -> int:
     """The start of the last turn at or before ``before`` (0: the whole conversation)."""
-    if before <= 0:
-        return 0
-    tail = codec.view(messages[: before + 1]).tail
-    return tail[0].position if tail else 0
+    # Slices of 64 messages back from there, not the whole prefix (a copy as long as
+    # the history): a turn cut by one shows a result whose call is not in the
+    # window, and the caller reads further back.
+    while before > 0:
+        low = max(0, before - 64)
+        tail = codec.view(messages[low : before + 1]).tail
+        if tail:
+            return low + tail[0].position
+        before = low - 1
+    return 0
 
 
 def _shifted(loc: Hashable, by: int) -> Hashable:
