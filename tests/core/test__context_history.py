@@ -26,41 +26,48 @@ OUTCOMES = {
 Step = list[tuple[str, str]]
 
 
+def turns(steps: list[Step]) -> list[tuple[int, list[tuple[str, str, str]]]]:
+    """Each step's number and its calls as (call id, tool, result text)."""
+    return [
+        (n, [(f"c{n}_{k}", tool, OUTCOMES[outcome]) for k, (tool, outcome) in enumerate(step)])
+        for n, step in enumerate(steps)
+    ]
+
+
 def openai(steps: list[Step]) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = [{"role": "user", "content": "Plan my trip."}]
-    for n, step in enumerate(steps):
-        ids = [f"c{n}_{k}" for k in range(len(step))]
+    for n, calls in turns(steps):
         messages.append({"role": "assistant", "content": None, "tool_calls": [
             {"id": i, "type": "function",
              "function": {"name": tool, "arguments": json.dumps({"n": n})}}
-            for i, (tool, _) in zip(ids, step, strict=True)]})  # fmt: skip
-        messages += [{"role": "tool", "tool_call_id": i, "content": OUTCOMES[outcome]}
-                     for i, (_, outcome) in zip(ids, step, strict=True)]  # fmt: skip
+            for i, tool, _ in calls]})  # fmt: skip
+        messages += [{"role": "tool", "tool_call_id": i, "content": text} for i, _, text in calls]
     return messages
 
 
 def responses(steps: list[Step]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = [{"role": "user", "content": "Plan my trip."}]
-    for n, step in enumerate(steps):
-        ids = [f"c{n}_{k}" for k in range(len(step))]
-        items += [{"type": "function_call", "call_id": i, "name": tool, "arguments": "{}"}
-                  for i, (tool, _) in zip(ids, step, strict=True)]  # fmt: skip
-        items += [{"type": "function_call_output", "call_id": i, "output": OUTCOMES[outcome]}
-                  for i, (_, outcome) in zip(ids, step, strict=True)]  # fmt: skip
+    for _, calls in turns(steps):
+        items += [
+            {"type": "function_call", "call_id": i, "name": tool, "arguments": "{}"}
+            for i, tool, _ in calls
+        ]
+        items += [
+            {"type": "function_call_output", "call_id": i, "output": text} for i, _, text in calls
+        ]
     return items
 
 
 def anthropic(steps: list[Step]) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = [{"role": "user", "content": "Plan my trip."}]
-    for n, step in enumerate(steps):
-        ids = [f"c{n}_{k}" for k in range(len(step))]
+    for n, calls in turns(steps):
         messages.append({"role": "assistant", "content": [
             {"type": "tool_use", "id": i, "name": tool, "input": {"n": n}}
-            for i, (tool, _) in zip(ids, step, strict=True)]})  # fmt: skip
+            for i, tool, _ in calls]})  # fmt: skip
         messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": i, "content": OUTCOMES[outcome],
-             "is_error": outcome != "ok"}
-            for i, (_, outcome) in zip(ids, step, strict=True)]})  # fmt: skip
+            {"type": "tool_result", "tool_use_id": i, "content": text,
+             "is_error": text != OUTCOMES["ok"]}
+            for i, _, text in calls]})  # fmt: skip
     return messages
 
 

@@ -19,7 +19,7 @@ history the caller keeps is never touched (edited messages are copies).
 
 Every request of a long run carries the whole history again, so reading it must
 not cost once per request what it cost the first time: verdicts are remembered
-by the result's identity (:func:`remembered_verdict`), and the pile-up count
+by the result's identity (:class:`Reader`), and the pile-up count
 reads back from the decision step only as far as the count needs
 (:func:`tail_streaks`), not the whole conversation.
 """
@@ -41,12 +41,12 @@ __all__ = [
     "REPEAT_STUB",
     "STUB",
     "ContextPolicy",
+    "Reader",
     "Seen",
     "add_context_options",
     "collapse_plan",
     "context_from_options",
     "read_history",
-    "remembered_verdict",
     "streaks_at",
     "tail_streaks",
 ]
@@ -126,76 +126,77 @@ class Seen:
 
 
 MEMO = 4096
-"""How many verdicts :func:`remembered_verdict` keeps (oldest dropped first)."""
+"""How many verdicts a :class:`Reader` keeps (oldest dropped first)."""
 _VERDICTS: dict[tuple[Any, ...], Verdict] = {}
+Flags = tuple[bool | None, str | None]
 
 
-def remembered_verdict(
-    call_id: str | None,
-    content: Any,
-    *,
-    is_error: bool | None = None,
-    status: str | None = None,
-    client: str | None = None,
-    tool: str | None = None,
-    rules: Rules | None = None,
-) -> Verdict:
-    """:func:`toolmend.classify_result` on one tool result, read once per process.
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """How a rewrite reads its tool results: recorded verdicts first, then the text, once.
 
-    A long run sends every earlier result again with each request; its verdict
-    cannot have changed (it is a function of the text, the flags and the client),
-    so it is remembered under the result's identity: its call id and the length
-    and hash of its text, never the text itself (a large result is not kept
-    alive).  At most :data:`MEMO` verdicts are kept.  User rules can change
-    between requests (:func:`toolmend.set_rules`), so with any rule in effect
-    the result is read afresh.
+    A long run sends every earlier result again with each request; a result's
+    verdict cannot have changed (it is a function of the text, the flags and the
+    client), so it is remembered under the result's identity: its call id and
+    the length and hash of its text, never the text itself (a large result is not
+    kept alive).  At most :data:`MEMO` verdicts are kept.  User rules can change
+    between requests (:func:`toolmend.set_rules`), so with any rule in effect a
+    result is read afresh.
 
-    Args:
-        call_id: the call the result answers.
-        content: the result's content.
-        is_error: the framework's error flag.
-        status: a LangChain ``ToolMessage.status``.
+    Attributes:
+        recorded: call id -> verdict an adapter already holds.
         client: the User-Agent that selects agent rules.
-        tool: the tool's name, for user rules scoped to it.
         rules: user rules checked before the built-in ones.
     """
-    text = content if type(content) is str else None
-    if text is None or (rules if rules is not None else current_rules()):
-        return classify_result(
-            content, is_error=is_error, status=status, client=client, tool=tool, rules=rules
-        )
-    key = (call_id, len(text), hash(text), is_error, status, client)
-    verdict = _VERDICTS.get(key)
-    if verdict is None:
-        verdict = classify_result(text, is_error=is_error, status=status, client=client)
-        if len(_VERDICTS) >= MEMO:
-            # Another thread may have dropped it first: then there is room already.
-            with contextlib.suppress(KeyError, RuntimeError, StopIteration):
-                del _VERDICTS[next(iter(_VERDICTS))]
-        _VERDICTS[key] = verdict
-    return verdict
 
+    recorded: Mapping[str, Verdict] | None = None
+    client: str | None = None
+    rules: Rules | None = None
 
-def _seen(
-    result: Result,
-    recorded: Mapping[str, Verdict] | None,
-    client: str | None,
-    rules: Rules | None,
-) -> Seen:
-    verdict = None
-    if recorded is not None and result.call_id is not None:
-        verdict = recorded.get(result.call_id)
-    if verdict is None:
-        verdict = remembered_verdict(
-            result.call_id,
-            result.content,
-            is_error=result.is_error,
-            status=result.status,
-            client=client,
-            tool=result.name,
-            rules=rules,
-        )
-    return Seen(result, verdict)
+    def verdict(self, call_id: str | None, content: Any, flags: Flags, tool: str | None) -> Verdict:
+        """The verdict on one result.
+
+        Args:
+            call_id: the call the result answers.
+            content: the result's content.
+            flags: the framework's error flag and a LangChain ``status``.
+            tool: the tool's name, for user rules scoped to it.
+        """
+        if self.recorded is not None and call_id is not None:
+            verdict = self.recorded.get(call_id)
+            if verdict is not None:
+                return verdict
+        is_error, status = flags
+        text = content if type(content) is str else None
+        rules = self.rules
+        if text is None or (rules if rules is not None else current_rules()):
+            return classify_result(
+                content,
+                is_error=is_error,
+                status=status,
+                client=self.client,
+                tool=tool,
+                rules=rules,
+            )
+        key = (call_id, len(text), hash(text), is_error, status, self.client)
+        verdict = _VERDICTS.get(key)
+        if verdict is None:
+            verdict = classify_result(text, is_error=is_error, status=status, client=self.client)
+            if len(_VERDICTS) >= MEMO:
+                # Another thread may have dropped it first: then there is room already.
+                with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+                    del _VERDICTS[next(iter(_VERDICTS))]
+            _VERDICTS[key] = verdict
+        return verdict
+
+    def seen(self, result: Result) -> Seen:
+        """One result of the history with its verdict.
+
+        Args:
+            result: the result, as the codec read it.
+        """
+        flags = (result.is_error, result.status)
+        return Seen(result, self.verdict(result.call_id, result.content, flags, result.name))
 
 
 def read_history(
@@ -215,7 +216,8 @@ def read_history(
         client: the User-Agent that selects agent rules.
         rules: user rules checked before the built-in ones.
     """
-    return [_seen(result, recorded, client, rules) for result in codec.results(messages)]
+    reader = Reader(recorded, client, rules)
+    return [reader.seen(result) for result in codec.results(messages)]
 
 
 def _first_line(text: str) -> str:
@@ -311,6 +313,7 @@ def tail_streaks(
         client: the User-Agent that selects agent rules.
         rules: user rules checked before the built-in ones.
     """
+    reader = Reader(recorded, client, rules)
     keep = {e.loc for e in view.tail if e.role == "tool"}
     start = view.tail[0].position if isinstance(messages, list) else 0
     width = WINDOW
@@ -318,11 +321,7 @@ def tail_streaks(
         first = _turn_start(codec, messages, start - width)
         window = messages[first:] if first else messages
         found = _window_streaks(
-            [
-                _seen(r, recorded, client, rules)
-                for r in codec.results(window)
-                if r.name is None or r.name in tools
-            ],
+            [reader.seen(r) for r in codec.results(window) if r.name is None or r.name in tools],
             first,
             keep,
             tools,

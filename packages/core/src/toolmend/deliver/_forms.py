@@ -24,10 +24,10 @@ from ._codecs import CODECS, Edits, Entry, NotUnderstood, View
 from ._context import (
     STUB,
     ContextPolicy,
+    Reader,
     Seen,
     collapse_plan,
     read_history,
-    remembered_verdict,
     streaks_at,
     tail_streaks,
 )
@@ -69,24 +69,18 @@ def _detect(
 ) -> list[tuple[Entry, Detection]]:
     assistant = view.tail[0]
     calls = {c.id: c for c in assistant.calls if c.id is not None}
+    reader = Reader(recorded, client, rules)
     found = []
     for entry in view.tail[1:]:
         if entry.role != "tool":
             continue
-        verdict = None
-        if recorded is not None and entry.call_id is not None:
-            verdict = recorded.get(entry.call_id)
         call = calls.get(entry.call_id) if entry.call_id is not None else None
-        if verdict is None:
-            verdict = remembered_verdict(
-                entry.call_id,
-                entry.content,
-                is_error=entry.is_error,
-                status=entry.status,
-                client=client,
-                tool=entry.name or (call.name if call else None),
-                rules=rules,
-            )
+        verdict = reader.verdict(
+            entry.call_id,
+            entry.content,
+            (entry.is_error, entry.status),
+            entry.name or (call.name if call else None),
+        )
         if not verdict.failed or verdict.kind is None or verdict.rule is None:
             continue
         detection = Detection(
