@@ -18,6 +18,7 @@ its current load (printed first):
   ``ToolMendMiddleware``, and with a failing tool against the stock
   ``ToolRetryMiddleware()`` (its sleeps recorded, not slept); the Agents SDK with
   and without ``run_config()`` and toolmend's ``function_tool``;
+- the OpenTelemetry instrumentation of a failed call with no SDK configured;
 - resident memory after 2,000 and 20,000 failing calls through each adapter.
 
 Timings are CPU time of the process (``time.process_time_ns``: on a shared machine
@@ -383,6 +384,36 @@ def memory(first: int, second: int) -> list[tuple[str, float, float, float]]:
     return rows
 
 
+def _untraced(tool: str, arguments: object) -> contextlib.nullcontext[None]:
+    return contextlib.nullcontext()
+
+
+def failed_call_cost(repeat: int) -> tuple[float, float]:
+    """ns per failed call (classified, not retried) without and with the instrumentation.
+
+    Without an SDK the hook is a check of the API's globals; with one, toolmend's
+    spans cost what the SDK costs.
+    """
+    from toolmend import telemetry
+    from toolmend.integrations import execute
+
+    def thunk(ctx: Any) -> str:
+        raise TimeoutError("read timed out")  # a new one each time: a raise extends its traceback
+
+    policy = toolmend.RetryPolicy.none()
+    call = functools.partial(execute, thunk, tool="fetch", effect="read_only", policy=policy)
+    traced = telemetry.runner_call
+    plain = instrumented = float("inf")
+    for _ in range(9):
+        telemetry.runner_call = _untraced  # type: ignore[assignment]
+        try:
+            plain = min(plain, per_call_ns(call, repeat))
+        finally:
+            telemetry.runner_call = traced  # type: ignore[misc]
+        instrumented = min(instrumented, per_call_ns(call, repeat))
+    return plain, instrumented
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=100, help="calls per timed run")
@@ -443,6 +474,12 @@ def main() -> None:
     if sdk is not None:
         print(f"  Agents SDK Runner, success: plain {sdk[0] / 1e6:.2f}, run_config() and "
               f"toolmend function_tool {sdk[1] / 1e6:.2f}: {sdk[1] / sdk[0]:.2f}x")  # fmt: skip
+
+    plain, instrumented = failed_call_cost(args.repeat)
+    print()
+    print(f"a failed call through execute (classified, not retried), no OpenTelemetry SDK: "
+          f"{plain / 1000:.1f} us with a null hook, {instrumented / 1000:.1f} us instrumented "
+          f"({instrumented / plain - 1:+.1%})")  # fmt: skip
 
     first, second = (200, 2000) if args.quick else (2000, 20000)
     print()
