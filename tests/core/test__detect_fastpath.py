@@ -15,16 +15,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from toolmend.classify._detect import (
-    _GENERIC_PREFIXES,
-    _SUSPECT_PREFIXES,
-    _SUSPECT_WORDS,
-    CLEAN,
-    _inspect,
-    _plainly_clean,
-    classify_result,
-    text_of,
-)
+from toolmend.classify import _detect as detect
 from tools import split
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +26,7 @@ def _corpus_texts() -> list[str]:
     for path in sorted((ROOT / "tests" / "core" / "corpus").glob("*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             content = json.loads(line).get("content")
-            text = text_of(content)
+            text = detect.text_of(content)
             if text is not None:
                 texts.append(text)
     return texts
@@ -45,24 +36,25 @@ TEXTS = _corpus_texts()
 
 
 def _full_path(text: str) -> bool:
-    return _inspect(text, None, None, None) is CLEAN
+    return detect._inspect(text, None, None, None) is detect.CLEAN
 
 
 def test_every_corpus_text_called_clean_is_clean_by_every_rule() -> None:
-    fast = [t for t in TEXTS if _plainly_clean(t)]
+    fast = [t for t in TEXTS if detect._plainly_clean(t)]
     assert len(TEXTS) > 7000
     assert len(fast) > 900  # the fast path is taken, not only passed through
     assert [t[:80] for t in fast if not _full_path(t)] == []
 
 
 def test_the_corpus_verdicts_are_those_of_the_full_path() -> None:
-    assert [t[:80] for t in TEXTS if classify_result(t) != _inspect(t, None, None, None)] == []
+    full = detect._inspect
+    assert [t[:80] for t in TEXTS if detect.classify_result(t) != full(t, None, None, None)] == []
 
 
 FRAGMENTS = [
-    *(p for prefixes in _SUSPECT_PREFIXES.values() for p in prefixes),
-    *_SUSPECT_WORDS,
-    *_GENERIC_PREFIXES,
+    *(p for prefixes in detect._SUSPECT_PREFIXES.values() for p in prefixes),
+    *detect._SUSPECT_WORDS,
+    *detect._GENERIC_PREFIXES,
     "Error", "Exception", "timeout", "Timeout", "psql", "curl", ": ", ": (7) ", "error: ",
     "ERROR:  ", "FATAL", "fatal", "\n", " ", "  ", "{", "}", '"error": ', '"error": "x"', "[",
     "403", "429 ", "500 ", "503 Service Unavailable", "404 - Not Found", "ValueError",
@@ -81,7 +73,7 @@ FRAGMENTS = [
 @example("Error code: 503")
 @example("curl: (7) Failed to connect")
 def test_generated_texts_called_clean_are_clean(text: str) -> None:
-    if _plainly_clean(text):
+    if detect._plainly_clean(text):
         assert _full_path(text), text
 
 
@@ -91,4 +83,4 @@ def test_generated_texts_called_clean_are_clean(text: str) -> None:
      '{"order": "A-17", "status": "shipped"}', "[1, 2, 3]", "<!DOCTYPE html><p>hi</p>", ""],
 )  # fmt: skip
 def test_ordinary_results_take_the_fast_path(text: str) -> None:
-    assert _plainly_clean(text)
+    assert detect._plainly_clean(text)
