@@ -21,11 +21,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .._bounds import glance, parts_read
+from .._bounds import TEXT_LIMIT, glance, parts_read
 from .._types import Kind, Source
 from ._call import read_call
 from ._codes import table_named
-from ._envelope import read_envelope
+from ._envelope import may_report_failure, read_envelope
 from ._rules import BALANCED, PRECISIONS, STRICT, Rules, current_rules
 from ._signatures import error_signature
 from ._text import AMBIGUOUS, Classification, classify_strictly, classify_text
@@ -327,6 +327,72 @@ def is_error_text(text: str) -> bool:
     return head.find(_SCHEMA_MARK) > 0 and _SCHEMA_ERROR.match(stripped) is not None
 
 
+# The clean fast path (:func:`_plainly_clean`): what a text must show for any rule of
+# the generic path to read it as an error.  A text that starts with one of these
+# prefixes (looked up by its first character), or whose head holds one of these words,
+# takes the full path.
+_SUSPECT_PREFIXES: dict[str, tuple[str, ...]] = {}
+for _prefix in (
+    *_GENERIC_PREFIXES,
+    "HTTP", "Tool '", "npm ", "ERROR ", "Failed", "User: ", "cURL", "PHP ", "Fatal",
+    "Request", "Invalid", "No such", "grpc.", "[Errno ", "[ERROR] ", "✘ ", "(error) ", "Error ",
+    "<?xml", "<Error", "<Response>", *(f"{code} " for code in _REDIS_CODES),
+):  # fmt: skip
+    _SUSPECT_PREFIXES[_prefix[0]] = (*_SUSPECT_PREFIXES.get(_prefix[0], ()), _prefix)
+del _prefix
+# Each holds a colon or a parenthesis: a head with neither needs no further look.
+_SUSPECT_WORDS = (
+    "Error:", "Error(", "Exception:", "Exception(", "Timeout:", "Timeout(", ".timeout:",
+    ".timeout(", "() ", "ailed: ", "iolation: ",
+)  # fmt: skip
+_WORD_COLON = re.compile(r"[\w.-]{1,32}: ")
+_PROGRAM_WORDS = ("error", "ERROR", "fatal", "FATAL", "(")
+
+
+def _plainly_clean(text: str) -> bool:
+    """Whether a text, unflagged and from no recorded agent, is clean on one cheap pass.
+
+    Most tool results are successes, so this runs before any rule table or JSON
+    parse: prefix and substring tests that every error form of the generic path
+    needs (its start texts, a program's ``name: error`` line, an exception's
+    name, a status at the start, psql's ``ERROR:  ``, a schema error's mark, an
+    envelope's failure field).  ``True`` means the full path would find nothing;
+    ``False`` only that it has to look.
+    """
+    if len(text) > TEXT_LIMIT:
+        return False
+    stripped = text.lstrip()
+    if not stripped:
+        return True
+    first = stripped[0]
+    if first == "{":
+        return not (
+            stripped.startswith(('{"query":', "{'"))
+            or '"isError"' in stripped
+            or '"jsonrpc"' in stripped[:200]
+            or _JSON_ERROR.match(stripped) is not None
+            or may_report_failure(stripped)
+        )
+    head = stripped[:_START_WINDOW]
+    if first.isdigit():
+        # "403 Forbidden", "500 Server Error: ...": a status and a space; pydantic's count.
+        if stripped[3:4] == " " or " validation error" in head:
+            return False
+    elif stripped.startswith(_SUSPECT_PREFIXES.get(first, ())):
+        return False
+    if ":" in head or "(" in head:
+        for word in _SUSPECT_WORDS:
+            if word in head:
+                return False
+    if _SCHEMA_MARK in head or "ERROR:  " in stripped:
+        return False
+    if len(stripped) < 128 and _BARE_EXCEPTION.fullmatch(stripped) is not None:
+        return False
+    # "curl: (7) ...", "psql: error: ...": a program's name, then its error.
+    named = _WORD_COLON.match(stripped) if stripped.find(": ", 1, 34) > 0 else None
+    return named is None or not stripped.startswith(_PROGRAM_WORDS, named.end())
+
+
 def _mcp_text(obj: Mapping[str, Any], text: str) -> str:
     """The text parts of a CallToolResult: the JSON around them is not the error."""
     parts = obj.get("content")
@@ -488,6 +554,14 @@ def classify_result(
     """
     try:
         chosen = rules if rules is not None else current_rules()
+        if (
+            is_error is not True
+            and status != "error"
+            and not client
+            and not chosen.has_phrases  # also re-reads a refreshing rules file
+            and _plainly_clean(content if type(content) is str else text_of(content) or "")
+        ):
+            return CLEAN
         if chosen.has_phrases:
             verdict = _user_rule(content, is_error, status, chosen, tool)
             if verdict is not None:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Envelope", "read_envelope"]
+__all__ = ["Envelope", "may_report_failure", "read_envelope"]
 
 _LIMIT = 256 * 1024
 _PY_LIMIT = 64 * 1024
@@ -167,12 +167,24 @@ def _parsed(stripped: str) -> Any:
             return ast.literal_eval(stripped)
         except Exception:
             return None
-    if _HINT.search(stripped, 0, 4096) is None:
+    if not may_report_failure(stripped):
         return None
     try:
         return json.loads(stripped)
     except (ValueError, RecursionError):
         return None
+
+
+def may_report_failure(text: str) -> bool:
+    """Whether a JSON text's first 4 KB show a failure field, which every envelope needs.
+
+    The cheap test before any parse: most JSON results are clean, and those
+    that show no such field are never parsed.
+
+    Args:
+        text: The JSON text, without leading white space.
+    """
+    return _HINT.search(text, 0, 4096) is not None
 
 
 def read_envelope(text: str) -> Envelope | None:

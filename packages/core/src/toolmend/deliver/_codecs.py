@@ -90,17 +90,25 @@ class Result:
 
     ``loc`` is what :meth:`Codec.replace` takes; ``position`` the index of the
     message that holds it.  ``name`` and ``arguments`` come from the call when
-    the result does not carry them.
+    the result does not carry them.  The arguments are kept as the call wrote
+    them and parsed only when read: the whole-history readers need names and
+    texts, and parsing every earlier call's JSON on every request was most of
+    their cost.
     """
 
     loc: Hashable
     position: int
     call_id: str | None
     name: str | None
-    arguments: Any
+    raw_arguments: Any
     content: Any
     is_error: bool | None = None
     status: str | None = None
+
+    @property
+    def arguments(self) -> Any:
+        """The call's arguments, as a mapping when they are JSON text of one."""
+        return parse_arguments(self.raw_arguments)
 
 
 class Codec(Protocol):
@@ -303,8 +311,7 @@ class OpenAIChat:
                     arguments = _get(source, "arguments" if function is not None else "args")
                     call_id = _get(call, "id")
                     if isinstance(call_id, str):
-                        name = _str_or_none(_get(source, "name"))
-                        calls[call_id] = (name, parse_arguments(arguments))
+                        calls[call_id] = (_str_or_none(_get(source, "name")), arguments)
             elif role == "tool":
                 call_id = _str_or_none(_get(message, "tool_call_id"))
                 name, arguments = calls.get(call_id, (None, None)) if call_id else (None, None)
@@ -461,10 +468,7 @@ class OpenAIResponses:
             if kind == "function_call":
                 call_id = _get(item, "call_id")
                 if isinstance(call_id, str):
-                    calls[call_id] = (
-                        _str_or_none(_get(item, "name")),
-                        parse_arguments(_get(item, "arguments")),
-                    )
+                    calls[call_id] = (_str_or_none(_get(item, "name")), _get(item, "arguments"))
             elif kind == "function_call_output":
                 call_id = _str_or_none(_get(item, "call_id"))
                 name, arguments = calls.get(call_id, (None, None)) if call_id else (None, None)

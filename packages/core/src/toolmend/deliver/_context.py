@@ -16,30 +16,39 @@ history the caller keeps is never touched (edited messages are copies).
 - **Pile-up.**  :mod:`toolmend.deliver._pileup`'s rule, counted over the conversation.
 - **Developer steps.**  :mod:`toolmend.deliver._actionable`'s filter on the error the
   note quotes, unless switched off or the tool's agent can take such steps.
+
+Every request of a long run carries the whole history again, so reading it must
+not cost once per request what it cost the first time: verdicts are remembered
+by the result's identity (:class:`Reader`), and the pile-up count
+reads back from the decision step only as far as the count needs
+(:func:`tail_streaks`), not the whole conversation.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..classify._detect import Verdict, classify_result, text_of
-from ..classify._rules import Rules
-from ._codecs import Codec, Result
+from ..classify._rules import Rules, current_rules
+from ._codecs import Codec, Result, View
 from ._pileup import Streaks, error_class
 
 __all__ = [
     "REPEAT_STUB",
     "STUB",
     "ContextPolicy",
+    "Reader",
     "Seen",
     "add_context_options",
     "collapse_plan",
     "context_from_options",
     "read_history",
     "streaks_at",
+    "tail_streaks",
 ]
 
 STUB = "[Earlier failure of {tool}, resolved by a later successful call: {error}]"
@@ -116,6 +125,80 @@ class Seen:
         return (text_of(self.result.content) or "").strip()
 
 
+MEMO = 4096
+"""How many verdicts a :class:`Reader` keeps (oldest dropped first)."""
+_VERDICTS: dict[tuple[Any, ...], Verdict] = {}
+Flags = tuple[bool | None, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """How a rewrite reads its tool results: recorded verdicts first, then the text, once.
+
+    A long run sends every earlier result again with each request; a result's
+    verdict cannot have changed (it is a function of the text, the flags and the
+    client), so it is remembered under the result's identity: its call id and
+    the length and hash of its text, never the text itself (a large result is not
+    kept alive).  At most :data:`MEMO` verdicts are kept.  User rules can change
+    between requests (:func:`toolmend.set_rules`), so with any rule in effect a
+    result is read afresh.
+
+    Attributes:
+        recorded: call id -> verdict an adapter already holds.
+        client: the User-Agent that selects agent rules.
+        rules: user rules checked before the built-in ones.
+    """
+
+    recorded: Mapping[str, Verdict] | None = None
+    client: str | None = None
+    rules: Rules | None = None
+
+    def verdict(self, call_id: str | None, content: Any, flags: Flags, tool: str | None) -> Verdict:
+        """The verdict on one result.
+
+        Args:
+            call_id: the call the result answers.
+            content: the result's content.
+            flags: the framework's error flag and a LangChain ``status``.
+            tool: the tool's name, for user rules scoped to it.
+        """
+        if self.recorded is not None and call_id is not None:
+            verdict = self.recorded.get(call_id)
+            if verdict is not None:
+                return verdict
+        is_error, status = flags
+        text = content if type(content) is str else None
+        rules = self.rules
+        if text is None or (rules if rules is not None else current_rules()):
+            return classify_result(
+                content,
+                is_error=is_error,
+                status=status,
+                client=self.client,
+                tool=tool,
+                rules=rules,
+            )
+        key = (call_id, len(text), hash(text), is_error, status, self.client)
+        verdict = _VERDICTS.get(key)
+        if verdict is None:
+            verdict = classify_result(text, is_error=is_error, status=status, client=self.client)
+            if len(_VERDICTS) >= MEMO:
+                # Another thread may have dropped it first: then there is room already.
+                with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+                    del _VERDICTS[next(iter(_VERDICTS))]
+            _VERDICTS[key] = verdict
+        return verdict
+
+    def seen(self, result: Result) -> Seen:
+        """One result of the history with its verdict.
+
+        Args:
+            result: the result, as the codec read it.
+        """
+        flags = (result.is_error, result.status)
+        return Seen(result, self.verdict(result.call_id, result.content, flags, result.name))
+
+
 def read_history(
     codec: Codec,
     messages: Any,
@@ -133,22 +216,8 @@ def read_history(
         client: the User-Agent that selects agent rules.
         rules: user rules checked before the built-in ones.
     """
-    seen = []
-    for result in codec.results(messages):
-        verdict = None
-        if recorded is not None and result.call_id is not None:
-            verdict = recorded.get(result.call_id)
-        if verdict is None:
-            verdict = classify_result(
-                result.content,
-                is_error=result.is_error,
-                status=result.status,
-                client=client,
-                tool=result.name,
-                rules=rules,
-            )
-        seen.append(Seen(result, verdict))
-    return seen
+    reader = Reader(recorded, client, rules)
+    return [reader.seen(result) for result in codec.results(messages)]
 
 
 def _first_line(text: str) -> str:
@@ -208,6 +277,114 @@ def streaks_at(seen: Sequence[Seen]) -> dict[Hashable, tuple[str, int]]:
             found[item.result.loc] = (cls, streaks.failed(name, cls))
         elif item.succeeded:
             streaks.succeeded(name)
+    return found
+
+
+WINDOW = 8
+"""Messages before the decision step that :func:`tail_streaks` reads first."""
+
+
+def tail_streaks(
+    codec: Codec,
+    messages: Any,
+    view: View,
+    tools: Collection[str],
+    *,
+    recorded: Mapping[str, Verdict] | None = None,
+    client: str | None = None,
+    rules: Rules | None = None,
+) -> dict[Hashable, tuple[str, int]]:
+    """:func:`streaks_at` for the decision step's results, reading as little history as it can.
+
+    A tool's streak is settled by its last success or its last failure of
+    another class: nothing before that can change the count.  So the history is
+    read back from the decision step in windows that start at a turn (8
+    messages, then four times as many, up to the whole conversation) until each
+    failing tool's streak starts after such an event in the window.  The counts
+    are those of the whole conversation; in a long run only the last few turns
+    are read, unless a failing tool has never succeeded before.
+
+    Args:
+        codec: the format's codec.
+        messages: the whole conversation.
+        view: its decision step (``codec.view(messages)``).
+        tools: the tools that failed at the decision step: only their results count.
+        recorded: call id -> verdict an adapter already holds.
+        client: the User-Agent that selects agent rules.
+        rules: user rules checked before the built-in ones.
+    """
+    reader = Reader(recorded, client, rules)
+    keep = {e.loc for e in view.tail if e.role == "tool"}
+    start = view.tail[0].position if isinstance(messages, list) else 0
+    width = WINDOW
+    while True:
+        first = _turn_start(codec, messages, start - width)
+        window = messages[first:] if first else messages
+        found = _window_streaks(
+            [reader.seen(r) for r in codec.results(window) if r.name is None or r.name in tools],
+            first,
+            keep,
+            tools,
+        )
+        if found is not None:
+            return found
+        width *= 4
+
+
+def _turn_start(codec: Codec, messages: Any, before: int) -> int:
+    """The start of the last turn at or before ``before`` (0: the whole conversation)."""
+    # Slices of 64 messages back from there, not the whole prefix (a copy as long as
+    # the history): a turn cut by one shows a result whose call is not in the
+    # window, and the caller reads further back.
+    while before > 0:
+        low = max(0, before - 64)
+        tail = codec.view(messages[low : before + 1]).tail
+        if tail:
+            return low + tail[0].position
+        before = low - 1
+    return 0
+
+
+def _shifted(loc: Hashable, by: int) -> Hashable:
+    """A window's loc as a loc of the whole conversation (an index, or (index, block))."""
+    if not by:
+        return loc
+    if type(loc) is int:
+        return loc + by
+    if type(loc) is tuple and loc and type(loc[0]) is int:
+        return (loc[0] + by, *loc[1:])
+    return loc
+
+
+def _window_streaks(
+    seen: Sequence[Seen], first: int, keep: Collection[Hashable], tools: Collection[str]
+) -> dict[Hashable, tuple[str, int]] | None:
+    """The decision step's streaks from a window starting at ``first``; None if unsettled."""
+    streaks = Streaks()
+    settled: set[str] = set()
+    found: dict[Hashable, tuple[str, int]] = {}
+    for item in seen:
+        name = item.result.name
+        if name is None:
+            if first and item.result.call_id is not None:
+                return None  # its call may lie before the window: read further back
+            continue
+        if name not in tools:
+            continue
+        if item.failed:
+            cls = error_class(item.verdict.kind, item.text())
+            last = streaks.current(name)
+            if last is not None and last[0] != cls:
+                settled.add(name)
+            count = streaks.failed(name, cls)
+            loc = _shifted(item.result.loc, first)
+            if loc in keep:
+                if first and name not in settled:
+                    return None
+                found[loc] = (cls, count)
+        elif item.succeeded:
+            streaks.succeeded(name)
+            settled.add(name)
     return found
 
 

@@ -18,10 +18,19 @@ from typing import Any
 
 from .. import telemetry
 from .._types import Detection, Form, Kind, Report, Source
-from ..classify._detect import Verdict, classify_result, text_of
+from ..classify._detect import Verdict, text_of
 from ..classify._rules import Rules
-from ._codecs import CODECS, Codec, Edits, Entry, NotUnderstood, View
-from ._context import STUB, ContextPolicy, Seen, collapse_plan, read_history, streaks_at
+from ._codecs import CODECS, Edits, Entry, NotUnderstood, View
+from ._context import (
+    STUB,
+    ContextPolicy,
+    Reader,
+    Seen,
+    collapse_plan,
+    read_history,
+    streaks_at,
+    tail_streaks,
+)
 from ._guidance import STEP_LIMIT, compose_note, guidance_for, join_notes, notes_left_out
 from ._pileup import pile_up_advice
 
@@ -60,23 +69,18 @@ def _detect(
 ) -> list[tuple[Entry, Detection]]:
     assistant = view.tail[0]
     calls = {c.id: c for c in assistant.calls if c.id is not None}
+    reader = Reader(recorded, client, rules)
     found = []
     for entry in view.tail[1:]:
         if entry.role != "tool":
             continue
-        verdict = None
-        if recorded is not None and entry.call_id is not None:
-            verdict = recorded.get(entry.call_id)
         call = calls.get(entry.call_id) if entry.call_id is not None else None
-        if verdict is None:
-            verdict = classify_result(
-                entry.content,
-                is_error=entry.is_error,
-                status=entry.status,
-                client=client,
-                tool=entry.name or (call.name if call else None),
-                rules=rules,
-            )
+        verdict = reader.verdict(
+            entry.call_id,
+            entry.content,
+            (entry.is_error, entry.status),
+            entry.name or (call.name if call else None),
+        )
         if not verdict.failed or verdict.kind is None or verdict.rule is None:
             continue
         detection = Detection(
@@ -202,10 +206,22 @@ def _rewrite(
     skipped: list[str] = []
     if form is Form.OFF:
         return Rewrite(messages, Report(detections, form, False, ()))
-    seen = _history(codec, messages, policy, bool(found), recorded, client, rules)
+    seen = (
+        read_history(codec, messages, recorded=recorded, client=client, rules=rules)
+        if policy.collapse_resolved
+        else []
+    )
     keep = {e.loc for e in view.tail if e.role == "tool"}
     plan = collapse_plan(seen, keep) if policy.collapse_resolved else {}
-    streaks = streaks_at(seen) if policy.pile_up_after and found else {}
+    streaks: dict[Any, tuple[str, int]] = {}
+    if policy.pile_up_after and found:
+        if seen:
+            streaks = streaks_at(seen)
+        else:
+            tools = {d.tool_name for _, d in found if d.tool_name is not None}
+            streaks = tail_streaks(
+                codec, messages, view, tools, recorded=recorded, client=client, rules=rules
+            )
     failures: list[_Failure] = []
     call_ids = {c.id for c in view.tail[0].calls}
     changes: dict[int, dict[str, Any]] = {}
@@ -259,21 +275,6 @@ def _rewrite(
     return Rewrite(
         new, Report(detections, form, bool(edits) or bool(plan), tuple(skipped), collapsed)
     )
-
-
-def _history(
-    codec: Codec,
-    messages: Any,
-    policy: ContextPolicy,
-    failed: bool,
-    recorded: Mapping[str, Verdict] | None,
-    client: str | None,
-    rules: Rules | None,
-) -> list[Seen]:
-    """The whole conversation's results, read only when the policy needs them."""
-    if not (policy.collapse_resolved or (policy.pile_up_after and failed)):
-        return []
-    return read_history(codec, messages, recorded=recorded, client=client, rules=rules)
 
 
 def _collapsed(seen: list[Seen], plan: Mapping[Any, str]) -> list[str]:

@@ -330,7 +330,9 @@ class LoopGuard:
         """
         from ._failure import LOOP_BUDGET, ToolFailure
 
-        key = _key(tool, arguments) if self.block_exact_repeats else None
+        # The digest of the arguments is needed only to find a remembered failure:
+        # on the success path of a run with none there is nothing to look up.
+        key = _key(tool, arguments) if self.block_exact_repeats and self._failed else None
         with self._lock:
             now = self._clock()
             self._forget_old(now)
