@@ -40,13 +40,20 @@ def test_classify_lines_in_order_with_malformed_lines() -> None:
         "kind": "transient",
         "rule": "generic",
         "evidence": {"rule": "paper", "span": "Too Many Requests"},
+        "signature": "Error: HTTP Error 429: Too Many Requests",
     }
     assert rows[1] == {"failed": False, "kind": None, "rule": None}
     assert (rows[2]["failed"], rows[2]["kind"], rows[2]["rule"]) == (False, None, None)
     assert rows[2]["error"].startswith("invalid JSON")
     none = {"rule": "none", "span": None}
-    assert rows[3] == {"failed": True, "kind": "ambiguous", "rule": "is_error", "evidence": none}
-    assert rows[4] == {"failed": True, "kind": "ambiguous", "rule": "status", "evidence": none}
+    assert rows[3] == {
+        "failed": True, "kind": "ambiguous", "rule": "is_error", "evidence": none,
+        "signature": "denied",
+    }  # fmt: skip
+    assert rows[4] == {
+        "failed": True, "kind": "ambiguous", "rule": "status", "evidence": none,
+        "signature": "Error executing tool x: boom",
+    }  # fmt: skip
     assert rows[5] == {"failed": False, "kind": None, "rule": None, "error": "not a JSON object"}
     assert rows[6] == {
         "failed": False,
@@ -54,7 +61,10 @@ def test_classify_lines_in_order_with_malformed_lines() -> None:
         "rule": None,
         "error": "content must be a string or a list of text parts",
     }
-    assert rows[7] == {"failed": True, "kind": "ambiguous", "rule": "qwen-exit", "evidence": none}
+    assert rows[7] == {
+        "failed": True, "kind": "ambiguous", "rule": "qwen-exit", "evidence": none,
+        "signature": "Command: ls Exit Code: 1",
+    }  # fmt: skip
     assert rows[8] == {"failed": False, "kind": None, "rule": None}
     assert len(rows) == 9
 
@@ -154,6 +164,8 @@ def test_console_script_end_to_end() -> None:
     assert (
         proc.stdout.splitlines()[0]
         == '{"failed": true, "kind": "unrecoverable", "rule": "generic", '
-        '"evidence": {"rule": "word", "span": "PermissionError"}}'
+        '"evidence": {"rule": "word", "span": "PermissionError"}, "signature": '
+        '"Traceback (most recent call last): File \\"<v>\\" PermissionError: [Errno 13] '
+        'Permission denied"}'
     )
     assert json.loads(proc.stdout.splitlines()[1])["failed"] is False
