@@ -29,9 +29,10 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from engine_process import Running, engine_process
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+
+from engine_process import Running, engine_process
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "examples").rglob("*.py"))

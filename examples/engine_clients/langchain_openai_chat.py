@@ -1,8 +1,8 @@
 """langchain-openai's ChatOpenAI on the engine: the X-Tool-Errors header, form C3.
 
-    pip install 'toolmend-engine[clients]'
-    toolmend-engine serve          # or: toolmend-engine proxy --upstream URL
-    python examples/engine_clients/langchain_openai_chat.py
+pip install 'toolmend-engine[clients]'
+toolmend-engine serve          # or: toolmend-engine proxy --upstream URL
+python examples/engine_clients/langchain_openai_chat.py
 """
 
 import os

@@ -108,7 +108,7 @@ def test_classify_help_names_the_fields_once() -> None:
     )
     for field in ("content", "is_error", "status", "tool", "client", "failed", "kind", "rule"):
         assert len(re.findall(rf"^  {field} ", help_text, re.M)) == 1
-    assert "\"basis\"" in help_text
+    assert '"basis"' in help_text
     assert "printf 'Error: HTTP Error 503: Service Unavailable\\n' | toolmend classify" in help_text
 
 

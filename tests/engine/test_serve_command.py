@@ -15,8 +15,8 @@ import anthropic
 import openai
 import pytest
 from engine_fakes import ANTHROPIC_FAILED, ANTHROPIC_TOOLS, FAILED, TOOLS, FakeModel, running
-from engine_process import engine_process
 
+from engine_process import engine_process
 from toolmend_engine import ChatEngine, make_server
 from toolmend_engine.cli import main
 

@@ -357,6 +357,7 @@ class JsonHandler(BaseHTTPRequestHandler):
     def version_string(self) -> str:
         """The ``Server`` header: the name alone (the base class adds a space and Python's)."""
         return self.server_version
+
     disable_nagle_algorithm = True
     """TCP_NODELAY on every accepted socket (see the module doc)."""
     anthropic_errors = False

@@ -128,7 +128,9 @@ def parse_anthropic_tool_choice(value: Any, tools: Sequence[Any]) -> Decoding:
         return Decoding()
     if kind == "any":
         if not tools:
-            raise ConstraintError("tool_choice of type 'any' needs at least one tool", "tool_choice")
+            raise ConstraintError(
+                "tool_choice of type 'any' needs at least one tool", "tool_choice"
+            )
         return Decoding(tool_choice="required")
     if kind == "tool":
         assert isinstance(value, Mapping)
