@@ -178,6 +178,18 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _listen_options(parser: argparse.ArgumentParser, port: int) -> None:
+    """The default form and the address of ``serve`` and ``proxy``."""
+    parser.add_argument(
+        "--tool-errors",
+        type=_form,
+        default=None,
+        help=f"default form: {', '.join(FORM_CHOICES)} (off)",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    parser.add_argument("--port", type=int, default=port, help=f"port, 0 for any free one ({port})")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="toolmend-engine", description=__doc__)
     parser.add_argument(
@@ -191,14 +203,7 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="OpenAI-compatible server with the recovery layer")
     _model_options(serve)
-    serve.add_argument(
-        "--tool-errors",
-        type=_form,
-        default=None,
-        help=f"default form: {', '.join(FORM_CHOICES)} (off)",
-    )
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8080, help="port, 0 for any free one (8080)")
+    _listen_options(serve, 8080)
     serve.add_argument(
         "--model-name",
         action="append",
@@ -212,14 +217,7 @@ def _parser() -> argparse.ArgumentParser:
 
     proxy = sub.add_parser("proxy", help="the layer in front of another OpenAI-compatible server")
     proxy.add_argument("--upstream", required=True, help="base URL, e.g. http://gpu-node:8000/v1")
-    proxy.add_argument(
-        "--tool-errors",
-        type=_form,
-        default=None,
-        help=f"default form: {', '.join(FORM_CHOICES)} (off)",
-    )
-    proxy.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
-    proxy.add_argument("--port", type=int, default=8081, help="port, 0 for any free one (8081)")
+    _listen_options(proxy, 8081)
     proxy.add_argument(
         "--timeout", type=float, default=600.0, help="seconds to wait for the upstream (600)"
     )

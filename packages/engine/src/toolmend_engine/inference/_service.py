@@ -281,7 +281,11 @@ class ChatEngine:
         return (self.name, *(a for a in self.aliases if a != "*"))
 
     def serves(self, model: str | None) -> bool:
-        """Whether a request naming ``model`` (or none) is for this engine."""
+        """Whether a request naming ``model`` is for this engine.
+
+        Args:
+            model: The request's model name; ``None`` (none given) means this engine's.
+        """
         return model is None or model in self.model_ids or "*" in self.aliases
 
     def _finish(
