@@ -6,7 +6,8 @@ symbol.  Nothing raised, so a plain agent would pass that on as a success.  With
 ``ToolMendMiddleware(contracts=...)`` the model's next request holds the receipt:
 the raw result, the violated properties, and the recovery tools this agent has.
 
-    ./dev python examples/contracts_langchain.py
+    pip install toolmend-langchain
+    python examples/contracts_langchain.py   # in a clone of the repository: ./dev python
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ names the violations and the recovery tools the agent has), and an error page
 from a text tool (an advisory block appended).  Finally a pydantic return type
 declares a contract with no recorded traffic at all.
 
-    ./dev python examples/contracts_receipt.py
+    pip install toolmend
+    python examples/contracts_receipt.py     # in a clone of the repository: ./dev python
 
 The adapters (LangChain, Agents SDK, MCP) deliver the same receipt in place of
 the tool result when given ``contracts=``; this script uses the core API alone.

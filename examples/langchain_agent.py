@@ -1,5 +1,6 @@
 """A LangChain agent that recovers from failed tool calls with toolmend.
 
+    pip install 'toolmend-langchain[examples]'
     python examples/langchain_agent.py                      # offline, scripted model
     python examples/langchain_agent.py --base-url http://127.0.0.1:8080/v1 --model local
 

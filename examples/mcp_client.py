@@ -1,5 +1,6 @@
 """An MCP client session that recovers: a local stdio server, four tool calls, offline.
 
+    pip install 'toolmend-mcp[examples]'
     python examples/mcp_client.py
 
 The script starts itself as a small MCP server (``--serve``) over stdio, wraps

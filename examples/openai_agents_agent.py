@@ -1,5 +1,6 @@
 """An OpenAI Agents SDK agent that recovers from failed tool calls with toolmend.
 
+    pip install 'toolmend-openai-agents[examples]'
     python examples/openai_agents_agent.py                      # offline, scripted model
     python examples/openai_agents_agent.py --base-url http://127.0.0.1:8080/v1 --model local
 

@@ -1,6 +1,6 @@
 """The OpenTelemetry spans of a failing LangChain agent run, printed by the console exporter.
 
-    pip install opentelemetry-sdk
+    pip install 'toolmend-langchain[examples]'
     python examples/otel_langchain.py          # offline: a scripted model, one span a line
 
 toolmend needs no setup of its own: it reports through ``opentelemetry-api``

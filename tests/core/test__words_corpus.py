@@ -98,7 +98,7 @@ def _brute_force(
     def occurs(word: str) -> bool:
         if word not in words.WHOLE_CODES:
             return word in text
-        pattern = rf"(?<![0-9A-Za-z]){re.escape(word)}(?![0-9A-Za-z])"
+        pattern = rf"(?<![0-9A-Za-z_]){re.escape(word)}(?![0-9A-Za-z_])"
         return re.search(pattern, text) is not None
 
     found = [(0.0, Kind.AMBIGUOUS) for word in words.VETO if occurs(word)]
@@ -139,6 +139,13 @@ def test_a_published_code_counts_only_as_a_whole_token() -> None:
         "InvalidRequest",
     )
     assert words.WIDE_MATCHER.best("XInvalidRequestY happened") is None
+    # nor inside a snake_case one: Stripe's rate_limit is not OpenAI's rate_limit_exceeded
+    assert "rate_limit" in words.WHOLE_CODES
+    assert words.WIDE_MATCHER.best("code: rate_limit_exceeded") == (
+        Kind.TRANSIENT,
+        "rate_limit_exceeded",
+    )
+    assert words.WIDE_MATCHER.best("code: rate_limit") == (Kind.TRANSIENT, "rate_limit")
     # A code the word lists also hold keeps its substring reading.
     assert "ThrottlingException" not in words.WHOLE_CODES
     assert words.WIDE_MATCHER.best("EMR.ThrottlingExceptionX") == (

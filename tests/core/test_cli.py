@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 import subprocess
 import sys
 
 import pytest
 
-from toolmend.cli import main
+from toolmend.cli import CLASSIFY_HELP, main
 
 
 def run(argv: list[str], stdin: str) -> tuple[int, str, str]:
@@ -19,54 +20,123 @@ def run(argv: list[str], stdin: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def test_classify_lines_in_order_with_malformed_lines() -> None:
+def test_classify_lines_in_order_json_and_plain_text_and_unreadable_lines() -> None:
     lines = [
         {"content": "Error: HTTP Error 429: Too Many Requests"},
         {"content": "all fine"},
-        "not json",
+        "{not json",
         {"content": [{"type": "text", "text": "denied"}], "is_error": True},
         {"content": "Error executing tool x: boom", "status": "error", "name": "x"},
-        [1, 2],
+        "[1, 2]",
         {"content": 5},
         {"content": "Command: ls\nExit Code: 1", "client": "QwenCode/0.0.9"},
         {"content": "Permission denied", "status": "success"},
+        "Error: HTTP Error 503: Service Unavailable",
+        "",
+        "\udcff not UTF-8",
     ]
     text = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n"
-    code, out, _ = run(["classify"], text)
-    assert code == 0
+    code, out, err = run(["classify"], text)
+    assert code == 1
     rows = [json.loads(line) for line in out.splitlines()]
-    assert rows[0] == {
-        "failed": True,
-        "kind": "transient",
-        "rule": "generic",
-        "evidence": {"rule": "paper", "span": "Too Many Requests"},
-        "signature": "Error: HTTP Error 429: Too Many Requests",
-    }
-    assert rows[1] == {"failed": False, "kind": None, "rule": None}
-    assert (rows[2]["failed"], rows[2]["kind"], rows[2]["rule"]) == (False, None, None)
-    assert rows[2]["error"].startswith("invalid JSON")
-    none = {"rule": "none", "span": None}
-    assert rows[3] == {
-        "failed": True, "kind": "ambiguous", "rule": "is_error", "evidence": none,
-        "signature": "denied",
-    }  # fmt: skip
-    assert rows[4] == {
-        "failed": True, "kind": "ambiguous", "rule": "status", "evidence": none,
-        "signature": "Error executing tool x: boom",
-    }  # fmt: skip
-    assert rows[5] == {"failed": False, "kind": None, "rule": None, "error": "not a JSON object"}
-    assert rows[6] == {
-        "failed": False,
-        "kind": None,
-        "rule": None,
-        "error": "content must be a string or a list of text parts",
-    }
-    assert rows[7] == {
-        "failed": True, "kind": "ambiguous", "rule": "qwen-exit", "evidence": none,
-        "signature": "Command: ls Exit Code: 1",
-    }  # fmt: skip
-    assert rows[8] == {"failed": False, "kind": None, "rule": None}
-    assert len(rows) == 9
+    clean = {"failed": False, "kind": None, "rule": None}
+    none = {"basis": "none", "span": None}
+    assert rows == [
+        {
+            "failed": True,
+            "kind": "transient",
+            "rule": "generic",
+            "evidence": {"basis": "paper", "span": "Too Many Requests"},
+            "signature": "Error: HTTP Error 429: Too Many Requests",
+        },
+        clean,
+        {
+            **clean,
+            "error": "invalid JSON: Expecting property name enclosed in double quotes: "
+            "line 1 column 2 (char 1)",
+        },
+        {
+            "failed": True,
+            "kind": "ambiguous",
+            "rule": "is_error",
+            "evidence": none,
+            "signature": "denied",
+        },
+        {
+            "failed": True,
+            "kind": "ambiguous",
+            "rule": "status",
+            "evidence": none,
+            "signature": "Error executing tool x: boom",
+        },
+        clean,
+        {**clean, "error": "content must be a string or a list of text parts"},
+        {
+            "failed": True,
+            "kind": "ambiguous",
+            "rule": "qwen-exit",
+            "evidence": none,
+            "signature": "Command: ls Exit Code: 1",
+        },
+        clean,
+        {
+            "failed": True,
+            "kind": "transient",
+            "rule": "generic",
+            "evidence": {"basis": "paper", "span": "Service Unavailable"},
+            "signature": "Error: HTTP Error 503: Service Unavailable",
+        },
+        {**clean, "error": "not UTF-8 text"},
+    ]
+    assert err.splitlines() == [
+        "toolmend classify: line 3: invalid JSON: Expecting property name enclosed in double "
+        "quotes: line 1 column 2 (char 1)",
+        "toolmend classify: line 7: content must be a string or a list of text parts",
+        "toolmend classify: line 12: not UTF-8 text",
+    ]
+
+
+def test_classify_reads_plain_text_from_the_shell_and_exits_0() -> None:
+    """The acceptance line: a plain-text error piped in gets a transient verdict."""
+    shell = shutil.which("sh")
+    assert shell is not None
+    done = subprocess.run(
+        [shell, "-c", f"printf 'Error: HTTP Error 503: Service Unavailable\\n\\377\\n' "
+         f"| {sys.executable} -m toolmend.cli classify"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )  # fmt: skip
+    assert done.stdout.splitlines() == [
+        '{"failed": true, "kind": "transient", "rule": "generic", '
+        '"evidence": {"basis": "paper", "span": "Service Unavailable"}, '
+        '"signature": "Error: HTTP Error 503: Service Unavailable"}',
+        '{"failed": false, "kind": null, "rule": null, "error": "not UTF-8 text"}',
+    ]
+    assert (done.returncode, done.stderr) == (1, "toolmend classify: line 2: not UTF-8 text\n")
+
+
+def test_classify_help_names_the_fields_once() -> None:
+    help_text = subprocess.run(
+        [sys.executable, "-m", "toolmend.cli", "classify", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    usage = "usage: toolmend classify [-h] [--rules RULES] [--precision {balanced,strict}]"
+    assert help_text == usage + "\n\n" + CLASSIFY_HELP + (
+        "\noptions:\n  -h, --help            show this help message and exit\n"
+        "  --rules RULES         a JSON file of user or learned rules\n"
+        "  --precision {balanced,strict}\n"
+        "                        strict: only flags, envelopes, codes, statuses,\n"
+        "                        argument readers and rules decide a kind (default: the\n"
+        "                        rules file's, else balanced)\n"
+    )
+    fields = ("content", "is_error", "status", "tool", "client", "arguments", "schema")
+    for field in (*fields, "failed", "kind", "rule", "signature"):
+        assert len(re.findall(rf"^  {field} ", help_text, re.M)) == 1
+    assert '"basis"' in help_text
+    assert "printf 'Error: HTTP Error 503: Service Unavailable\\n' | toolmend classify" in help_text
 
 
 def test_rewrite_openai_c3() -> None:
@@ -164,7 +234,7 @@ def test_console_script_end_to_end() -> None:
     assert (
         proc.stdout.splitlines()[0]
         == '{"failed": true, "kind": "unrecoverable", "rule": "generic", '
-        '"evidence": {"rule": "word", "span": "PermissionError"}, "signature": '
+        '"evidence": {"basis": "word", "span": "PermissionError"}, "signature": '
         '"Traceback (most recent call last): File \\"<v>\\" PermissionError: [Errno 13] '
         'Permission denied"}'
     )

@@ -167,14 +167,14 @@ def test_classify_prints_the_signature_and_honours_precision() -> None:
             "failed": True,
             "kind": "transient",
             "rule": "generic",
-            "evidence": {"rule": "paper", "span": "Service Unavailable"},
+            "evidence": {"basis": "paper", "span": "Service Unavailable"},
             "signature": "Error: HTTP Error 503: Service Unavailable",
         },
         {
             "failed": True,
             "kind": "unrecoverable",
             "rule": "is_error",
-            "evidence": {"rule": "paper", "span": "ermission denied"},
+            "evidence": {"basis": "paper", "span": "ermission denied"},
             "signature": "Something went wrong: permission denied",
         },
     ]
@@ -184,14 +184,14 @@ def test_classify_prints_the_signature_and_honours_precision() -> None:
             "failed": True,
             "kind": "transient",
             "rule": "generic",
-            "evidence": {"rule": "http", "span": "HTTP 503"},
+            "evidence": {"basis": "http", "span": "HTTP 503"},
             "signature": "Error: HTTP Error 503: Service Unavailable",
         },
         {
             "failed": True,
             "kind": "ambiguous",
             "rule": "is_error",
-            "evidence": {"rule": "paper", "span": "ermission denied"},
+            "evidence": {"basis": "paper", "span": "ermission denied"},
             "signature": "Something went wrong: permission denied",
         },
     ]
@@ -467,5 +467,5 @@ def test_the_readmes_teaching_block_runs_as_written(
         outputs.append(out)
     assert len(outputs) == 2
     assert json.loads(outputs[1])["kind"] == "transient"
-    assert json.loads(outputs[1])["evidence"]["rule"].startswith("learned:")
+    assert json.loads(outputs[1])["evidence"]["basis"].startswith("learned:")
     assert load_rules(tmp_path / "learned.json").rules[0].support == 3

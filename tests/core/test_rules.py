@@ -108,7 +108,7 @@ def test_cli_rules_file(tmp_path: Path) -> None:
     assert code == 0
     assert [json.loads(x) for x in out.getvalue().splitlines()] == [
         {"failed": True, "kind": "transient", "rule": "user",
-         "evidence": {"rule": "user:quota", "span": 'reason="QUOTA"'},
+         "evidence": {"basis": "user:quota", "span": 'reason="QUOTA"'},
          "signature": '{"detail": "billing window full", "reason": "QUOTA"}'},
         {"failed": False, "kind": None, "rule": None},
     ]  # fmt: skip

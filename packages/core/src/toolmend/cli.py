@@ -1,19 +1,20 @@
-"""``toolmend`` command line: classify tool messages, rewrite requests, learn, mine contracts.
+"""``toolmend`` command line: classify tool results, rewrite requests, learn, mine contracts.
 
 The output formats are a stable contract that other tooling parses: one JSON
-line per input line for ``classify``, one JSON document for ``rewrite`` and
-``learn``.  Fields are only ever added: ``classify`` adds ``evidence`` (the
-classification rule and the span or code that decided) and ``signature`` (the
-error's template, :func:`~toolmend.integrations.error_signature`) to a failed
-result.  ``--rules FILE`` (both commands) loads user or learned rules;
-``--precision strict`` lets only flags, envelopes, codes, statuses, argument
-readers and rules decide a kind.  ``learn`` turns outcome records into a rules
-file for review (see :mod:`toolmend.classify`'s ``_learn``).
+line per input line for ``classify`` (its fields are named once, in
+``CLASSIFY_HELP``, as :class:`toolmend.Verdict` names them), one JSON document for
+``rewrite`` and ``learn``.  ``classify`` adds ``evidence`` (``basis``, the
+classification rule, and ``span``, the text or code that decided) and
+``signature`` (the error's template) to a failed result.  ``--rules FILE`` (both
+commands) loads user or learned rules; ``--precision strict`` lets only flags,
+envelopes, codes, statuses, argument readers and rules decide a kind.  ``learn``
+turns outcome records into a rules file for review.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -28,39 +29,110 @@ from .deliver._forms import rewrite
 __all__ = ["main"]
 
 
-def _classify_line(
-    line: str, rules: Rules | None = None, precision: str | None = None
-) -> dict[str, Any]:
+CLASSIFY_HELP = """\
+Reads one tool result per line from stdin and writes one JSON line per result.
+
+A line that starts with "{" is a JSON object (JSON Lines) with these fields:
+  content   the tool's output: a string, or a list of text parts (required)
+  is_error  the protocol's error flag (MCP isError, Anthropic is_error), true/false
+  status    the framework's status ("error", "success"; LangChain's ToolMessage)
+  tool      the tool's name (also read as "name")
+  client    the User-Agent of the agent whose rules apply, e.g. "QwenCode/0.0.9"
+  arguments the call's arguments (an object): an argument the tool could never
+            accept (a URL it cannot fetch, a value outside the schema) is evidence
+  schema    the tool's input schema (JSON Schema), read with the arguments
+Any other line is plain text: the whole line is the content, with no other field.
+
+Each output line has the fields of a Verdict:
+  failed    whether the result is a failure
+  kind      transient, fixable, unrecoverable or ambiguous (null when not failed)
+  rule      which detection rule judged it a failure: "is_error", "status", "generic",
+            "envelope", an agent's rule such as "qwen-exit" (null when not failed)
+  evidence  when failed: "basis", the classification rule that chose the kind
+            ("paper", "word", "code:<system>", "http", "envelope/...", "none"), and
+            "span", the text or code that decided (null when nothing did)
+  signature when failed: the error's template, its specifics masked ("<v>", "<n>")
+
+A line that cannot be read (a "{" line that is not a JSON object, content that is
+not text, bytes that are not UTF-8) gets {"failed": false, "kind": null, "rule":
+null, "error": "..."}, a message naming its line number on stderr, and exit status 1.
+
+Example:
+  printf 'Error: HTTP Error 503: Service Unavailable\\n' | toolmend classify
+  {"failed": true, "kind": "transient", "rule": "generic",
+   "evidence": {"basis": "paper", "span": "Service Unavailable"},
+   "signature": "Error: HTTP Error 503: Service Unavailable"}
+"""
+
+
+class Unreadable(ValueError):
+    """A line ``classify`` cannot read at all; the message says why."""
+
+
+def read_line(line: str) -> dict[str, Any]:
+    """One input line as the fields ``classify`` reads (``CLASSIFY_HELP``).
+
+    A line starting with ``{`` is a JSON object; any other is plain text.  Fields of
+    the wrong type are left out (read as absent), except ``content``, which must be
+    text: without it there is nothing to classify.
+
+    Args:
+        line: The line, without its newline.
+
+    Raises:
+        Unreadable: A line that is not UTF-8, a ``{`` line that is not a JSON object,
+            or content that is not text.
+    """
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that were not UTF-8, read with surrogateescape
+        raise Unreadable("not UTF-8 text") from None
+    if not line.lstrip().startswith("{"):
+        return {"content": line}
     try:
         message = json.loads(line)
     except ValueError as exc:
-        return {"failed": False, "kind": None, "rule": None, "error": f"invalid JSON: {exc}"}
+        raise Unreadable(f"invalid JSON: {exc}") from None
     if not isinstance(message, Mapping):
-        return {"failed": False, "kind": None, "rule": None, "error": "not a JSON object"}
+        raise Unreadable("not a JSON object")
     content = message.get("content")
     if not isinstance(content, str | list):
-        return {
-            "failed": False,
-            "kind": None,
-            "rule": None,
-            "error": "content must be a string or a list of text parts",
-        }
-    is_error = message.get("is_error")
-    status = message.get("status")
-    client = message.get("client")
+        raise Unreadable("content must be a string or a list of text parts")
     tool = message.get("tool", message.get("name"))
-    arguments, schema = message.get("arguments"), message.get("schema")
+    fields = {
+        "is_error": message.get("is_error"),
+        "status": message.get("status"),
+        "client": message.get("client"),
+        "tool": tool,
+        "arguments": message.get("arguments"),
+        "schema": message.get("schema"),
+    }
+    wanted = {
+        "is_error": bool,
+        "status": str,
+        "client": str,
+        "tool": str,
+        "arguments": Mapping,
+        "schema": Mapping,
+    }
+    read = {k: v for k, v in fields.items() if isinstance(v, wanted[k])}
+    return {"content": content, **read}
+
+
+def _classify_fields(
+    fields: Mapping[str, Any], rules: Rules | None, precision: str | None = None
+) -> dict[str, Any]:
     verdict = classify_result(
-        content,
-        is_error=is_error if isinstance(is_error, bool) else None,
-        status=status if isinstance(status, str) else None,
-        client=client if isinstance(client, str) else None,
-        tool=tool if isinstance(tool, str) else None,
+        fields["content"],
+        is_error=fields.get("is_error"),
+        status=fields.get("status"),
+        client=fields.get("client"),
+        tool=fields.get("tool"),
         rules=rules,
         precision=precision,
         signature=True,
-        arguments=arguments if isinstance(arguments, Mapping) else None,
-        schema=schema if isinstance(schema, Mapping) else None,
+        arguments=fields.get("arguments"),
+        schema=fields.get("schema"),
     )
     out: dict[str, Any] = {
         "failed": verdict.failed,
@@ -68,24 +140,49 @@ def _classify_line(
         "rule": verdict.rule,
     }
     if verdict.failed:
-        out["evidence"] = {"rule": verdict.basis or "none", "span": verdict.reason}
+        out["evidence"] = {"basis": verdict.basis or "none", "span": verdict.reason}
         out["signature"] = verdict.signature
     return out
 
 
 def classify(
-    stdin: TextIO, stdout: TextIO, rules: Rules | None = None, precision: str | None = None
+    stdin: TextIO,
+    stdout: TextIO,
+    rules: Rules | None = None,
+    stderr: TextIO | None = None,
+    precision: str | None = None,
 ) -> int:
+    """Classify each line of ``stdin``; 1 when some line could not be read, else 0.
+
+    Args:
+        stdin: The lines (``CLASSIFY_HELP``).
+        stdout: Where the JSON lines go.
+        rules: User rules, checked before the built-in ones.
+        stderr: Where an unreadable line is reported (default: ``sys.stderr``).
+        precision: ``balanced`` or ``strict`` (default: the rules', else balanced).
+    """
+    stderr = stderr or sys.stderr
+    buffer = getattr(stdin, "buffer", None)
+    if buffer is not None:  # bytes that are not UTF-8 are found per line, with its number
+        stdin = io.TextIOWrapper(buffer, encoding="utf-8", errors="surrogateescape")
+    status = 0
+    number = 0
     for line in stdin:
+        number += 1
+        line = line.rstrip("\r\n")
         if not line.strip():
             continue
         try:
-            result = _classify_line(line, rules, precision)
+            result = _classify_fields(read_line(line), rules, precision)
+        except Unreadable as exc:
+            stderr.write(f"toolmend classify: line {number}: {exc}\n")
+            result = {"failed": False, "kind": None, "rule": None, "error": str(exc)}
+            status = 1
         except Exception as exc:  # the contract: a result per line, never a traceback
             result = {"failed": False, "kind": None, "rule": None, "error": repr(exc)}
         stdout.write(json.dumps(result) + "\n")
         stdout.flush()
-    return 0
+    return status
 
 
 def _rewrite(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
@@ -156,8 +253,13 @@ def _parser() -> argparse.ArgumentParser:
         prog="toolmend", description="Recover LLM agents from failed tool calls."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    cl = sub.add_parser("classify", help="classify tool messages: JSON Lines in, JSON Lines out")
-    cl.add_argument("--rules", default=None, help="a JSON file of user rules")
+    cl = sub.add_parser(
+        "classify",
+        help="classify tool results: plain text or JSON Lines in, JSON Lines out",
+        description=CLASSIFY_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cl.add_argument("--rules", default=None, help="a JSON file of user or learned rules")
     cl.add_argument(
         "--precision",
         default=None,
@@ -228,7 +330,7 @@ def main(
         stderr.write(f"toolmend {args.command}: cannot use the rules file: {exc}\n")
         return 2
     if args.command == "classify":
-        return classify(stdin, stdout, args.loaded_rules, args.precision)
+        return classify(stdin, stdout, args.loaded_rules, stderr, args.precision)
     return _rewrite(args, stdin, stdout, stderr)
 
 

@@ -34,6 +34,18 @@ About 5 minutes on 2 shared CPU cores with the embedded model; ``--limit all``
 runs the 60 scenarios (900 conversations).
 """
 
+DEFAULT_ALIASES = ("local", "*")
+"""The names ``serve`` answers to besides the file name, unless ``--model-name`` is given.
+
+One server holds one model, so the name a request gives can only mean that model:
+``local`` is the name the examples and the docs use, and ``*`` accepts the default
+model names of client libraries (the Agents SDK's ``Agent()`` asks for the newest
+OpenAI model, langchain-openai's ``ChatOpenAI()`` for ``gpt-3.5-turbo``), which change
+with their releases, so a list of them would always be behind.  llama.cpp's own server
+accepts any name for the same reason.  Naming the model (``--model-name``) turns the
+check on: other names are then the provider's 404.
+"""
+
 
 def _form(value: str) -> Form:
     try:
@@ -166,32 +178,48 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="toolmend-engine", description=__doc__)
-    parser.add_argument("-v", "--verbose", action="store_true", help="log detections and requests")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    serve = sub.add_parser("serve", help="OpenAI-compatible server with the recovery layer")
-    _model_options(serve)
-    serve.add_argument(
+def _listen_options(parser: argparse.ArgumentParser, port: int) -> None:
+    """The default form and the address of ``serve`` and ``proxy``."""
+    parser.add_argument(
         "--tool-errors",
         type=_form,
         default=None,
         help=f"default form: {', '.join(FORM_CHOICES)} (off)",
     )
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080)
-    serve.add_argument("--model-name", help="the id served by /v1/models (default: the file name)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    parser.add_argument("--port", type=int, default=port, help=f"port, 0 for any free one ({port})")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="toolmend-engine", description=__doc__)
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="log detections and requests; -vv adds llama.cpp's own loading and timing output",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="OpenAI-compatible server with the recovery layer")
+    _model_options(serve)
+    _listen_options(serve, 8080)
+    serve.add_argument(
+        "--model-name",
+        action="append",
+        metavar="NAME",
+        help="a name requests may give for the model; repeat for aliases, the first is the "
+        "one replies carry, '*' accepts any name, other names get a 404 (default: the "
+        "file name, 'local' and '*', so clients' default model names work)",
+    )
     _limit_options(serve)
     add_context_options(serve)
 
     proxy = sub.add_parser("proxy", help="the layer in front of another OpenAI-compatible server")
     proxy.add_argument("--upstream", required=True, help="base URL, e.g. http://gpu-node:8000/v1")
-    proxy.add_argument("--tool-errors", type=_form, default=None)
-    proxy.add_argument("--host", default="127.0.0.1")
-    proxy.add_argument("--port", type=int, default=8081)
+    _listen_options(proxy, 8081)
     proxy.add_argument(
-        "--timeout", type=float, default=600.0, help="seconds to wait for the upstream"
+        "--timeout", type=float, default=600.0, help="seconds to wait for the upstream (600)"
     )
     _limit_options(proxy)
     add_context_options(proxy)
@@ -201,9 +229,19 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--base-url", help="evaluate an OpenAI-compatible server instead")
     ev.add_argument("--model-name", help="the model name to send with --base-url")
     ev.add_argument("--api-key", default=os.environ.get("OPENAI_API_KEY"), help="for --base-url")
-    ev.add_argument("--forms", type=_forms, default=(Form.OFF, Form.C1, Form.C2, Form.C3, Form.C4))
     ev.add_argument(
-        "--kinds", type=_kinds, default=(Kind.TRANSIENT, Kind.FIXABLE, Kind.UNRECOVERABLE)
+        "--forms",
+        type=_forms,
+        default=(Form.OFF, Form.C1, Form.C2, Form.C3, Form.C4),
+        help=f"comma-separated delivery forms to compare, of {', '.join(FORM_CHOICES)} "
+        "(off,c1,c2,c3,c4)",
+    )
+    ev.add_argument(
+        "--kinds",
+        type=_kinds,
+        default=(Kind.TRANSIENT, Kind.FIXABLE, Kind.UNRECOVERABLE),
+        help="comma-separated kinds of failed call to score: transient, fixable, "
+        "unrecoverable (all three)",
     )
     ev.add_argument(
         "--limit",
@@ -256,7 +294,7 @@ def _load_model(args: argparse.Namespace) -> Any:
 
     path = args.model or default_model_path()
     return LocalModel(
-        path, ModelSettings(n_ctx=args.n_ctx, n_threads=args.threads, verbose=args.verbose)
+        path, ModelSettings(n_ctx=args.n_ctx, n_threads=args.threads, verbose=args.verbose >= 2)
     )
 
 
@@ -265,8 +303,13 @@ def _serve(args: argparse.Namespace) -> int:
     from .inference._service import ChatEngine
 
     model = _load_model(args)
+    names = args.model_name or [model.name, *DEFAULT_ALIASES]
     engine = ChatEngine(
-        model, form=args.tool_errors, name=args.model_name, context=context_from_options(args)
+        model,
+        form=args.tool_errors,
+        name=names[0],
+        aliases=names[1:],
+        context=context_from_options(args),
     )
     server = make_server(engine, args.host, args.port, limits=_limits(args))
     if args.host not in ("127.0.0.1", "localhost", "::1"):
@@ -343,12 +386,18 @@ def _eval(args: argparse.Namespace) -> int:
     else:
         model = _load_model(args)
         backend = LocalBackend(model, max_tokens=args.max_tokens)
-    cases = len(plan.cases(suite)) + len(plan.situation_cases(suite))
-    progress = Progress(cases, f"eval {backend.label}")
+    situation_cases = plan.situation_cases(suite)
+    groups = [("failed call", len(plan.cases(suite)), plan.turns)] + [
+        (s.name, sum(1 for case in situation_cases if case[1] is s), plan.situation_turns)
+        for s in plan.situations
+    ]
+    progress = Progress(groups, f"eval {backend.label}")
     started = time.monotonic()
     try:
-        rows = run_eval(backend, suite, plan, lambda _row: progress.step())
-        situations = run_situations(backend, suite, plan, lambda _row: progress.step())
+        rows = run_eval(backend, suite, plan, lambda _row: progress.step("failed call"))
+        situations = run_situations(
+            backend, suite, plan, lambda row: progress.step(row["situation"])
+        )
     finally:
         if model is not None:
             model.close()
@@ -449,6 +498,20 @@ def _info(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Prefixed(logging.Formatter):
+    """``logger: message``, unless the message already names its source (``toolmend: ...``).
+
+    Most of toolmend's messages start with their component so that they read well in any
+    host's log; prefixing the logger's name again printed ``toolmend: toolmend: ...``.
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        if text.split(":", 1)[0].startswith("toolmend") and ": " in text:
+            return text
+        return f"{record.name}: {text}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``toolmend-engine`` command; returns its exit status.
 
@@ -456,9 +519,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: The arguments (default: the process's).
     """
     args = _parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s"
-    )
+    handler = logging.StreamHandler()
+    handler.setFormatter(_Prefixed())
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
     if args.command in ("serve", "proxy"):
         logging.getLogger("toolmend").setLevel(logging.INFO)
     commands = {"serve": _serve, "proxy": _proxy, "eval": _eval, "render": _render, "info": _info}

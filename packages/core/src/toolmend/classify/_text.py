@@ -261,6 +261,7 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
 # real-world test split a bare 400 meant what its kind says 14 times in 19.  Balanced
 # reading keeps them; the strict one needs more than that.
 _VAGUE_STATUSES = frozenset({400, 402, 500})
+_CODE_TOKEN = re.compile(r"[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+")
 
 
 def classify_strictly(text: str) -> Classification:
@@ -298,8 +299,12 @@ def classify_strictly(text: str) -> Classification:
     if status is not None and status not in _VAGUE_STATUSES:
         return _HTTP_FOUND[status]
     index = _wide_find(region)
-    if index >= 0 and _WIDE_FOUND[index].basis.startswith(("code:", "override")):
-        return _WIDE_FOUND[index]
+    if index >= 0:
+        found = _WIDE_FOUND[index]
+        if found.basis.startswith(("code:", "override")) or _CODE_TOKEN.fullmatch(
+            found.reason or ""
+        ):
+            return found  # a code name (rate_limit_exceeded, TooManyRequests), not prose
     if words.retry_hint(region):
         return _RETRY_FOUND
     return AMBIGUOUS

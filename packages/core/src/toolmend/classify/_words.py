@@ -468,7 +468,8 @@ def _trie(leaves: list[_Leaf], entries: list[tuple[Kind, str]], mark: str = "()"
     Each leaf ``(rest, word, kind, anchor, whole)`` ends in ``(?<=word)()``: the empty
     group's number tells which word matched (``mark=""`` leaves the group out, for a
     pattern that only finds where some word is).  A ``whole`` word must also stand
-    alone, with no letter or digit either side.  Branches are ordered by the longest
+    alone, with no letter, digit or underscore either side: Stripe's ``rate_limit`` is
+    not OpenAI's ``rate_limit_exceeded``.  Branches are ordered by the longest
     word they hold, so where words of one level match at one position the longest
     wins, as in a flat list sorted by length.
     """
@@ -489,7 +490,7 @@ def _trie(leaves: list[_Leaf], entries: list[tuple[Kind, str]], mark: str = "()"
             _, word, kind, anchor, whole = end
             behind = f"(?<={re.escape(word)})" if anchor else ""
             if whole:
-                behind += f"(?<![0-9A-Za-z]{re.escape(word)})(?![0-9A-Za-z])"
+                behind += f"(?<![0-9A-Za-z_]{re.escape(word)})(?![0-9A-Za-z_])"
             alternatives.append(behind + mark)
             entries.append((kind, word))
     if len(alternatives) == 1:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -158,24 +158,63 @@ def write_outputs(
 
 
 class Progress:
-    """A progress bar on stderr (a line per 10% when stderr is not a terminal)."""
+    """A progress bar on stderr (a line per 10% when stderr is not a terminal).
 
-    def __init__(self, total: int, label: str = "eval", stream: TextIO | None = None) -> None:
-        self.total = max(1, total)
+    The time left is estimated from the measured pace of each group of conversations
+    (the single failed calls, then each situation), since they differ several-fold in
+    length: a group's remaining conversations take its own mean so far; a group not yet
+    started takes the pace per reply measured so far times its replies per conversation.
+
+    Args:
+        groups: Per group, in the order they run: its name, its number of conversations
+            and the replies each may have (its weight before it is measured).
+        label: The text before the bar.
+        stream: Where to write (default: stderr).
+        clock: Seconds from any fixed point (default: ``time.monotonic``; tests pass one).
+    """
+
+    def __init__(
+        self,
+        groups: Sequence[tuple[str, int, int]],
+        label: str = "eval",
+        stream: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.groups = {name: (count, max(1, replies)) for name, count, replies in groups}
+        self.total = max(1, sum(count for count, _ in self.groups.values()))
         self.done = 0
         self.label = label
         self.stream = stream or sys.stderr
-        self.start = time.monotonic()
+        self.clock = clock
+        self.start = clock()
+        self._last = self.start
+        self._spent: dict[str, tuple[int, float]] = {}
         self._tty = self.stream.isatty()
         self._last_tenth = -1
 
-    def step(self, n: int = 1) -> None:
-        """Count ``n`` more finished cases and log the rate."""
-        self.done += n
-        elapsed = time.monotonic() - self.start
-        rate = self.done / elapsed if elapsed > 0 else 0.0
-        eta = (self.total - self.done) / rate if rate > 0 else 0.0
-        filled = int(30 * self.done / self.total)
+    def left(self) -> float:
+        """Seconds the remaining conversations should take, from the paces measured so far."""
+        per_reply = [
+            spent / (n * self.groups[name][1]) for name, (n, spent) in self._spent.items() if n
+        ]
+        reply_pace = sum(per_reply) / len(per_reply) if per_reply else 0.0
+        seconds = 0.0
+        for name, (count, replies) in self.groups.items():
+            n, spent = self._spent.get(name, (0, 0.0))
+            pace = spent / n if n else reply_pace * replies
+            seconds += max(0, count - n) * pace
+        return seconds
+
+    def step(self, group: str) -> None:
+        """Count one more finished conversation of ``group`` and show the time left."""
+        now = self.clock()
+        n, spent = self._spent.get(group, (0, 0.0))
+        self._spent[group] = (n + 1, spent + (now - self._last))
+        self._last = now
+        self.done += 1
+        elapsed = now - self.start
+        eta = self.left()
+        filled = int(30 * min(self.done, self.total) / self.total)
         bar = "#" * filled + "." * (30 - filled)
         text = (
             f"{self.label} [{bar}] {self.done}/{self.total} "

@@ -353,6 +353,11 @@ class JsonHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "toolmend-engine"
     sys_version = ""
+
+    def version_string(self) -> str:
+        """The ``Server`` header: the name alone (the base class adds a space and Python's)."""
+        return self.server_version
+
     disable_nagle_algorithm = True
     """TCP_NODELAY on every accepted socket (see the module doc)."""
     anthropic_errors = False

@@ -18,6 +18,7 @@ from ..inference._constraints import (
     FREE,
     ConstraintError,
     Decoding,
+    parse_anthropic_tool_choice,
     parse_response_format,
     parse_tool_choice,
 )
@@ -76,6 +77,8 @@ class AnthropicRequest:
     stream: bool
     tool_errors: object
     model: str | None
+    decoding: Decoding = FREE
+    """What the reply may be: ``tool_choice`` ``any`` or a named tool forces a call."""
 
 
 def _object(body: Any) -> Mapping[str, Any]:
@@ -289,10 +292,16 @@ def parse_anthropic(body: Any, *, counting: bool = False) -> AnthropicRequest:
     check_anthropic_tool_results(messages)
     if body.get("max_tokens") is None and not counting:
         raise BadRequest("max_tokens is required", "max_tokens")
+    tools = _anthropic_tools(body)
+    try:
+        decoding = parse_anthropic_tool_choice(body.get("tool_choice"), tools)
+    except ConstraintError as exc:
+        raise BadRequest(str(exc), exc.param) from None
     return AnthropicRequest(
         messages=messages,
         system=_system_text(body.get("system")),
-        tools=_anthropic_tools(body),
+        tools=tools,
+        decoding=decoding,
         max_tokens=_positive_int(body, "max_tokens", default=DEFAULT_MAX_TOKENS),
         stop=_stop(body.get("stop_sequences"), "stop_sequences"),
         stream=read_bool(body, "stream"),

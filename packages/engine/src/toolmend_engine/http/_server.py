@@ -5,7 +5,8 @@ Every response to a request that reached the layer carries ``X-Tool-Errors``
 it.  ``/v1/render`` and ``/v1/messages/render`` return the rendered prompt and
 the layer's report instead of generating, so a client can see what the model
 reads; ``/v1/messages/count_tokens`` counts that prompt's tokens.  A request
-naming another model than the one served is a 404 (``model_not_found``).
+naming none of the served model's names (``ChatEngine.aliases``) is a 404
+(``model_not_found``).
 Requests are served one at a time by the model (a lock), while other
 connections wait; one failing request never affects the next.  A stream is
 generated on a thread of its own while the handler writes it, so the lock is
@@ -139,21 +140,24 @@ class EngineHandler(JsonHandler):
     def do_GET(self) -> None:
         path = urlsplit(self.path).path.rstrip("/")
         if path in ("/v1/models", "/models"):
-            self.send_json(200, {"object": "list", "data": [self._model_card()]})
+            cards = [self._model_card(ident) for ident in self.engine.model_ids]
+            self.send_json(200, {"object": "list", "data": cards})
         elif path.startswith("/v1/models/"):
+            ident = path.removeprefix("/v1/models/")
             try:
-                self._check_model(path.removeprefix("/v1/models/"))
+                self._check_model(ident)
             except BadRequest as exc:
                 self.send_error_json(404, exc.message, code=exc.code)
                 return
-            self.send_json(200, self._model_card())
+            self.send_json(200, self._model_card(ident))
         elif path == "/health":
             self.send_json(200, {"status": "ok"})
         else:
             self.send_error_json(404, f"no route for GET {path}", code="not_found")
 
-    def _model_card(self) -> dict[str, Any]:
-        return {"id": self.engine.name, "object": "model", "created": 0, "owned_by": "toolmend"}
+    @staticmethod
+    def _model_card(ident: str) -> dict[str, Any]:
+        return {"id": ident, "object": "model", "created": 0, "owned_by": "toolmend"}
 
     def do_POST(self) -> None:
         path = urlsplit(self.path).path.rstrip("/")
@@ -201,8 +205,8 @@ class EngineHandler(JsonHandler):
         self._headers = {HEADER: header_value(prepared.report)}
 
     def _check_model(self, model: str | None) -> None:
-        """Only the served model (or none named): another name is the provider's 404."""
-        if model is None or model == self.engine.name:
+        """Only the served model's names (or none): another name is the provider's 404."""
+        if self.engine.serves(model):
             return
         if self.anthropic_errors:
             raise BadRequest(f"model: {model}", "model", status=404)

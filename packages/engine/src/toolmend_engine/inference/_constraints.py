@@ -32,6 +32,7 @@ __all__ = [
     "ConstraintError",
     "Decoding",
     "grammar_for",
+    "parse_anthropic_tool_choice",
     "parse_response_format",
     "parse_tool_choice",
     "tool_name",
@@ -109,6 +110,43 @@ def parse_tool_choice(value: Any, tools: Sequence[Any], *, flat: bool) -> Decodi
         return Decoding(tool_choice="required", function=name)
     raise ConstraintError(
         "tool_choice must be 'auto', 'none', 'required' or a named function", "tool_choice"
+    )
+
+
+def parse_anthropic_tool_choice(value: Any, tools: Sequence[Any]) -> Decoding:
+    """``tool_choice`` of an Anthropic Messages request, on the same grammars as chat's.
+
+    ``{"type": "any"}`` is chat's ``required`` and ``{"type": "tool", "name": ...}`` a
+    named function; ``auto`` (or none given) admits text or a call, and ``none`` is
+    handled by leaving the tools out.  ``tools`` are already in chat format.
+    ``disable_parallel_tool_use`` is accepted: the engine's replies hold one call.
+    """
+    if value is None:
+        return Decoding()
+    kind = value.get("type") if isinstance(value, Mapping) else None
+    if kind in ("auto", "none"):
+        return Decoding()
+    if kind == "any":
+        if not tools:
+            raise ConstraintError(
+                "tool_choice of type 'any' needs at least one tool", "tool_choice"
+            )
+        return Decoding(tool_choice="required")
+    if kind == "tool":
+        assert isinstance(value, Mapping)
+        name = value.get("name")
+        if not isinstance(name, str):
+            raise ConstraintError(
+                "tool_choice of type 'tool' must name it: {'type': 'tool', 'name': ...}",
+                "tool_choice.name",
+            )
+        if name not in [tool_name(t) for t in tools]:
+            raise ConstraintError(
+                f"tool_choice names {name!r}, which is not among the tools", "tool_choice.name"
+            )
+        return Decoding(tool_choice="required", function=name)
+    raise ConstraintError(
+        "tool_choice must be an object of type 'auto', 'any', 'tool' or 'none'", "tool_choice"
     )
 
 

@@ -254,6 +254,9 @@ class ChatEngine:
         form: The default form (a request may choose its own).
         name: The model name the API shows (default: the model's).
         context: The core's policy for errors in context.
+        aliases: Other names a request may give for this model; ``"*"`` accepts any
+            name.  A request naming none of them is the provider's 404, so a typo is
+            seen; replies always carry ``name``.
     """
 
     def __init__(
@@ -263,12 +266,27 @@ class ChatEngine:
         form: Form | None = None,
         name: str | None = None,
         context: ContextPolicy | None = None,
+        aliases: Sequence[str] = (),
     ):
         self.model = model
         self.form = form
         self.context = context
         self.name = name or model.name
+        self.aliases = tuple(dict.fromkeys(a for a in aliases if a != self.name))
         self.template = ChatTemplate.for_model(model.chat_template, model.bos_text, model.eos_text)
+
+    @property
+    def model_ids(self) -> tuple[str, ...]:
+        """The names ``/v1/models`` lists: ``name``, then the aliases (``*`` left out)."""
+        return (self.name, *(a for a in self.aliases if a != "*"))
+
+    def serves(self, model: str | None) -> bool:
+        """Whether a request naming ``model`` is for this engine.
+
+        Args:
+            model: The request's model name; ``None`` (none given) means this engine's.
+        """
+        return model is None or model in self.model_ids or "*" in self.aliases
 
     def _finish(
         self,
@@ -348,7 +366,7 @@ class ChatEngine:
         )
         with _reported(rewrite.report):
             rendered = anthropic_to_chat(list(rewrite.messages), request.system)
-            return self._finish(rendered, request.tools, rewrite.report)
+            return self._finish(rendered, request.tools, rewrite.report, request.decoding)
 
     def prepare_responses(
         self,
