@@ -3,6 +3,7 @@ refusal, violation and rewrite, and no argument or error text unless opted in.""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -54,6 +55,7 @@ def test_a_read_retried_until_the_attempts_run_out(otel: Otel, sleeps: SleepLog)
         "toolmend.rule": "exception",
         "toolmend.evidence.length": 8,
         "toolmend.evidence.hash": "1e682c53d8c50a63",
+        "toolmend.signature.hash": "4e7791f2a4381d6e",
         "toolmend.stop_reason": "attempts",
     }
     attempt = {
@@ -200,6 +202,7 @@ def test_a_loop_guard_refusal_is_an_event_and_a_count(otel: Otel) -> None:
         "toolmend.rule": "loop-repeat",
         "toolmend.evidence.length": 29,
         "toolmend.evidence.hash": attrs(second)["toolmend.evidence.hash"],
+        "toolmend.signature.hash": "1d0220d5b7e73d0a",
     }
     assert attrs(first)["error.type"] == "httpx.HTTPStatusError"
     assert otel.metrics() == {
@@ -311,8 +314,23 @@ def test_argument_and_error_texts_are_recorded_when_opted_in(otel: Otel) -> None
     assert attrs(span)["toolmend.error.message"] == failure.cause
     assert attrs(span)["toolmend.evidence"] == failure.reason
     assert "toolmend.evidence.hash" not in attrs(span)
+    # the error's template groups its occurrences; without content only its hash goes out
+    assert attrs(span)["toolmend.signature"] == (
+        "Tool '<v>' failed after <n> attempt with LookupError: no account for <email> "
+        "Where: test_otel_core.py:<n> in find"
+    )
+    assert "toolmend.signature.hash" not in attrs(span)
     [(_, attempt)] = events(span)
     assert attempt["toolmend.error.message"] == "LookupError: no account for alice@example.com"
+    telemetry.configure(record_content=False)
+    otel.exporter.clear()
+    find("bob@example.org")
+    [span] = otel.spans()
+    assert "toolmend.signature" not in attrs(span)
+    signature = "Tool '<v>' failed after <n> attempt with LookupError: no account for <email> "
+    signature += "Where: test_otel_core.py:<n> in find"
+    digest = hashlib.sha256(signature.encode()).hexdigest()[:16]
+    assert attrs(span)["toolmend.signature.hash"] == digest
 
 
 def test_the_environment_variable_opts_in_for_a_new_process() -> None:

@@ -90,6 +90,7 @@ async def test_a_failing_tool_gives_the_documented_span(
         "toolmend.rule": "exception",
         "toolmend.evidence.length": 8,
         "toolmend.evidence.hash": "1e682c53d8c50a63",
+        "toolmend.signature.hash": "b9c7cc30848ad7d2",
         "toolmend.stop_reason": "attempts",
     }
     first, second = sleeps.sleeps

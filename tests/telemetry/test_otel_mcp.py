@@ -43,6 +43,7 @@ async def test_a_failing_write_gives_the_documented_span_and_is_refused_a_retry(
         "toolmend.rule": "is_error",
         "toolmend.evidence.length": 26,
         "toolmend.evidence.hash": "411251e91b10265c",
+        "toolmend.signature.hash": "aefb02833fee5729",
         "toolmend.stop_reason": "unsafe",
     }
     assert events(span) == [

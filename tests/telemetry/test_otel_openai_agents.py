@@ -38,6 +38,7 @@ async def test_a_failing_tool_gives_the_documented_span(otel: Otel, sleeps: Slee
         "toolmend.rule": "exception",
         "toolmend.evidence.length": 8,
         "toolmend.evidence.hash": "1e682c53d8c50a63",
+        "toolmend.signature.hash": "1315158e6d32889e",
         "toolmend.stop_reason": "attempts",
     }
     first, second = sleeps.sleeps
