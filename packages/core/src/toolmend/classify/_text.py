@@ -200,6 +200,17 @@ def _from_envelope(text: str, status: int | None) -> Classification:
     return made
 
 
+def _printed_or_argument(region: str) -> Classification | None:
+    """A code printed by its own system, or the argument the error names: both readings."""
+    printed = read_printed(region)
+    if printed is not None:
+        return _printed_found(*printed)
+    argument = read_argument(region)
+    if argument is not None:
+        return Classification(Kind.FIXABLE, argument[1], argument[0])
+    return None
+
+
 def classify_text(text: str, *, wide: bool = True) -> Classification:
     """Classify an error text already judged to be a failure.
 
@@ -238,12 +249,9 @@ def classify_text(text: str, *, wide: bool = True) -> Classification:
                 if status is not None:
                     return _HTTP_FOUND[status]
             return found
-        printed = read_printed(region)
-        if printed is not None:
-            return _printed_found(*printed)
-        argument = read_argument(region)
-        if argument is not None:
-            return Classification(Kind.FIXABLE, argument[1], argument[0])
+        named = _printed_or_argument(region)
+        if named is not None:
+            return named
         status = words.http_status(region)
         if status is not None:
             return _HTTP_FOUND[status]
@@ -289,12 +297,9 @@ def classify_strictly(text: str) -> Classification:
     if len(stripped) > HEAD or _TRACEBACK in stripped:
         stripped = _region(stripped)
     region = _scrub(stripped)
-    printed = read_printed(region)
-    if printed is not None:
-        return _printed_found(*printed)
-    argument = read_argument(region)
-    if argument is not None:
-        return Classification(Kind.FIXABLE, argument[1], argument[0])
+    named = _printed_or_argument(region)
+    if named is not None:
+        return named
     status = words.http_status(region)
     if status is not None and status not in _VAGUE_STATUSES:
         return _HTTP_FOUND[status]
