@@ -39,6 +39,15 @@ from .run._failure import BUDGET_SPENT, EXHAUSTED, LANDED, LATER, LOOP_BUDGET, v
 from .run._loop import ADVICE, REMEMBERED, REPEATED, STOPPED, Observation, stub_superseded_failures
 from .run._malformed import argument_errors, check_call, parse_arguments, unknown_tool
 from .run._options import Delegating, Recovery, RecoveryOptions
+from .run._outcomes import (
+    Outcomes,
+    OutcomeSink,
+    end_run,
+    observe_call,
+    outcome_row,
+    record_outcomes,
+    recording_outcomes,
+)
 from .run._records import CallRecord, follow_ups
 from .run._registry import RunRegistry, RunState, scoped, verdict_from_record, verdict_record
 from .run._retry import BudgetScope, CallContext, RetryBudget, SleepLog, reset_budgets, run_budgets
@@ -73,6 +82,8 @@ __all__ = [
     "Note",
     "Observation",
     "Observed",
+    "OutcomeSink",
+    "Outcomes",
     "Recovery",
     "RecoveryOptions",
     "Report",
@@ -97,15 +108,20 @@ __all__ = [
     "describe_exception",
     "effect_from_mcp",
     "effect_of",
+    "end_run",
     "error_signature",
     "execute",
     "follow_ups",
     "format_arguments",
     "is_async",
     "learn",
+    "observe_call",
+    "outcome_row",
     "parse_arguments",
     "pending_verdict",
     "read_outcomes",
+    "record_outcomes",
+    "recording_outcomes",
     "reset_budgets",
     "run_budgets",
     "runtime_note",

@@ -52,6 +52,7 @@ __all__ = [
     "ToolCall",
     "configure",
     "current",
+    "followed_up",
     "outgoing_headers",
     "record",
     "records_content",
@@ -626,6 +627,37 @@ def contract_violations(tool: str, found: Sequence[Violation]) -> None:
                     "toolmend.contract.path": violation.path,
                 },
             )
+
+
+def followed_up(row: Mapping[str, Any]) -> None:
+    """What followed a failure, once known: a short ``toolmend.follow_up {tool}`` span.
+
+    The failed call's own span ended long before the evidence came (the model's
+    next call, or the run's end), so the outcome is a span of its own, which
+    ``toolmend learn`` reads from an OTLP export.  Its attribute is
+    ``toolmend.followed_by``: ``toolmend.outcome`` already says whether a write
+    landed.  The error text is there only when content is recorded, else its
+    length and hash, like every span here.
+
+    Args:
+        row: The settled failure (``tool``, ``content``, ``outcome``, ``signature``, ``run``).
+    """
+    if not _tracing():
+        return
+    tool = str(row.get("tool") or "")
+    signature = str(row.get("signature") or "")
+    attributes: dict[str, AttributeValue] = {
+        "gen_ai.tool.name": tool,
+        "toolmend.followed_by": str(row.get("outcome") or "stopped"),
+        "toolmend.signature.hash": _digest(signature),
+    }
+    if _settings.record_content:
+        attributes["toolmend.signature"] = signature
+    _text(attributes, "toolmend.error.message", str(row.get("content") or ""))
+    arguments = row.get("arguments")
+    if arguments is not None and _settings.record_content:
+        attributes["gen_ai.tool.call.arguments"] = _json(arguments)
+    _tracer.start_span(f"toolmend.follow_up {tool}", attributes=attributes).end()
 
 
 def rewritten(report: Report) -> None:

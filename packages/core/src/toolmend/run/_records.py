@@ -25,6 +25,7 @@ from ._failure import ToolFailure
 __all__ = [
     "CallRecord",
     "follow_ups",
+    "same_arguments",
 ]
 
 
@@ -281,7 +282,8 @@ class CallRecord:
         return extra
 
 
-def _same_arguments(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+def same_arguments(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    """Whether two calls ran with the same arguments, compared as JSON-ready values."""
     same: bool = jsonable(a or {}) == jsonable(b or {})
     return same
 
@@ -314,7 +316,7 @@ def follow_ups(records: Sequence[CallRecord]) -> list[CallRecord]:
         for later in records[index + 1 :]:
             if later.tool != record.tool:
                 continue
-            same = _same_arguments(later.arguments, record.arguments)
+            same = same_arguments(later.arguments, record.arguments)
             if not later.failed:
                 outcome = "retry_succeeded" if same else "changed_arguments_succeeded"
                 break
