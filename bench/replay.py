@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import toolmend
-from toolmend.integrations import Observed, learn, read_outcomes
+from toolmend.integrations import MIN_SUPPORT, Observed, learn, read_outcomes
 
 DATA = Path(__file__).resolve().parent / "replay" / "streams.jsonl"
 KINDS = ("transient", "fixable", "unrecoverable")
@@ -65,8 +65,6 @@ OUTCOME_TRUTH = {
 }
 """What each outcome proves.  ``stopped`` (the agent gave up) proves nothing and is not learned."""
 LEARN_K = (1, 3, 10)
-MIN_SUPPORT = 3
-"""toolmend learn's default support."""
 
 Record = dict[str, Any]
 Classifier = Callable[[Record, Sequence[Record]], str]
@@ -105,10 +103,12 @@ def built_in(record: Record, history: Sequence[Record] = ()) -> str:
 def with_context(
     record: Record, history: Sequence[Record] = (), rules: toolmend.Rules | None = None
 ) -> str:
-    """Classification with the call: the tool and the arguments it was called with.
+    """Classification with the call: the tool, its arguments and the stream so far.
 
     ``classify_result(arguments=...)`` reads what the tool could never accept (a URL
-    it cannot fetch, a value outside its schema); ``rules`` adds learned rules.
+    it cannot fetch, a value outside its schema); ``history`` the calls before it in
+    its stream (an unclear failure of a call that worked before); ``rules`` adds
+    learned rules.
     """
     flag = True if record.get("flagged") else None
     arguments = record.get("arguments")
@@ -118,11 +118,24 @@ def with_context(
         tool=record["tool"],
         arguments=arguments if isinstance(arguments, dict) else None,
         rules=rules,
+        history=[_earlier(r) for r in history],
     )
     return str(verdict.kind) if verdict.failed and verdict.kind else "clean"
 
 
-def toolmend_learner(training: Sequence[Record], k: int) -> Classifier:
+def _earlier(record: Record) -> dict[str, Any]:
+    """A recorded call as the history reader takes it (a ``CallRecord``'s dict form)."""
+    return {
+        "tool": record["tool"],
+        "failed": bool(record.get("is_error")),
+        "arguments": record.get("arguments"),
+        "cause": record["content"],
+    }
+
+
+def toolmend_learner(
+    training: Sequence[Record], k: int, min_support: int | None = None
+) -> Classifier:
     """``toolmend learn`` on the first half: at most ``k`` outcomes per (tool, signature).
 
     The outcome lines are the minimal ones ``toolmend learn`` reads; a signature needs
@@ -149,7 +162,8 @@ def toolmend_learner(training: Sequence[Record], k: int) -> Classifier:
         if count[key] < k:
             count[key] += 1
             kept.append(item)
-    rules = toolmend.Rules(learn(kept, min_support=min(k, MIN_SUPPORT)).rules)
+    support = min(k, MIN_SUPPORT) if min_support is None else min_support
+    rules = toolmend.Rules(learn(kept, min_support=support).rules)
 
     def classify(record: Record, history: Sequence[Record] = ()) -> str:
         return with_context(record, history, rules)
@@ -361,6 +375,19 @@ def report(records: Sequence[Record], learner: Learner | None = None) -> str:
         "at most k outcomes per (tool, signature), with the call's arguments; the "
         "stand-in: majority outcome per exact (tool, text))",
         table(overall, total_line=False),
+    ]
+    support = {
+        f"min_support={n}": _total(
+            score(stream, toolmend_learner(halves(stream)[0], 10, n), start=len(stream) // 2)
+            for stream in grouped.values()
+        )
+        for n in (1, 2, 3)
+    }
+    parts += [
+        "",
+        f"The default support (toolmend learn's MIN_SUPPORT is {MIN_SUPPORT}), "
+        "every outcome of the first half (k=10)",
+        table(support, total_line=False),
     ]
     for label, row in halves_rows.items():
         if label.startswith("learned"):

@@ -15,7 +15,16 @@ from __future__ import annotations
 
 from ._types import Detection, Report, Source
 from .classify._detect import text_of
-from .classify._learn import OUTCOMES, Conflict, Learned, Observed, learn, read_outcomes
+from .classify._learn import (
+    MIN_AGREEMENT,
+    MIN_SUPPORT,
+    OUTCOMES,
+    Conflict,
+    Learned,
+    Observed,
+    learn,
+    read_outcomes,
+)
 from .classify._raised import ExceptionInfo, ResultFailed, describe_exception
 from .classify._signatures import error_signature
 from .classify._text import Classification, classify_text
@@ -63,6 +72,8 @@ __all__ = [
     "LATER",
     "LEFT_OUT",
     "LOOP_BUDGET",
+    "MIN_AGREEMENT",
+    "MIN_SUPPORT",
     "OUTCOMES",
     "PILE_UP",
     "REMEMBERED",

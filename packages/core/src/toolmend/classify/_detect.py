@@ -26,6 +26,7 @@ from .._types import Kind, Source
 from ._call import read_call
 from ._codes import table_named
 from ._envelope import may_report_failure, read_envelope
+from ._history import Earlier, read_history
 from ._rules import BALANCED, PRECISIONS, STRICT, Rules, current_rules
 from ._signatures import error_signature
 from ._text import AMBIGUOUS, Classification, classify_strictly, classify_text
@@ -524,6 +525,7 @@ def classify_result(
     arguments: Mapping[str, Any] | None = None,
     schema: Mapping[str, Any] | None = None,
     roots: Sequence[str] | None = None,
+    history: Sequence[Earlier | Mapping[str, Any]] | None = None,
 ) -> Verdict:
     """Judge one tool result.  Never raises: unreadable content is not a failure.
 
@@ -548,6 +550,10 @@ def classify_result(
             unless a code or a status says otherwise.
         schema: The tool's input schema (JSON Schema), read with ``arguments``.
         roots: The directories the tool's server declared, read with ``arguments``.
+        history: The run's earlier calls (``CallRecord`` objects, oldest first), read
+            with ``tool`` and ``arguments``: an unclear failure of a call that
+            succeeded earlier in the run, and has not failed like this since, is
+            temporary.
 
     Returns:
         The verdict: failed or not, and for a failure its kind, rule and guidance.
@@ -574,6 +580,8 @@ def classify_result(
             verdict = _learned(verdict, content, chosen, tool)
         if arguments is not None:
             verdict = _called(verdict, content, arguments, schema, roots)
+        if history:
+            verdict = _in_run(verdict, content, tool, arguments, history)
         if wanted != BALANCED:
             verdict = _strict(verdict, content, wanted)
         return verdict
@@ -636,6 +644,26 @@ def _called(
     text = _text_for_signature(content)
     if text is not None and classify_strictly(text).kind is Kind.TRANSIENT:
         return verdict  # a status or code says temporary: the arguments did not cause it
+    return replace(verdict, kind=found.kind, reason=found.reason, guidance=None, basis=found.basis)
+
+
+def _in_run(
+    verdict: Verdict,
+    content: Any,
+    tool: str | None,
+    arguments: Mapping[str, Any] | None,
+    history: Sequence[Earlier | Mapping[str, Any]],
+) -> Verdict:
+    """An unclear failure of a call that succeeded earlier in the run is temporary."""
+    if verdict.kind is not Kind.AMBIGUOUS:
+        return verdict
+    text = _text_for_signature(content)
+    signature = verdict.signature or (error_signature(text) if text is not None else None)
+    found = read_history(
+        verdict.kind, tool=tool, arguments=arguments, signature=signature, history=history
+    )
+    if found is None:
+        return verdict
     return replace(verdict, kind=found.kind, reason=found.reason, guidance=None, basis=found.basis)
 
 

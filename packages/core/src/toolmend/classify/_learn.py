@@ -58,7 +58,7 @@ OUTCOMES: Mapping[str, Kind | None] = {
 }
 """Each outcome and the kind it is evidence for (``stopped``: none)."""
 
-MIN_SUPPORT = 3
+MIN_SUPPORT = 2
 """Agreeing outcomes a signature needs before it becomes a rule."""
 MIN_AGREEMENT = 0.9
 """The share of a signature's outcomes (those that are evidence) that must agree."""
