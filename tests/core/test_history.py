@@ -18,7 +18,7 @@ def failed(tool: str, cause: str, **arguments: Any) -> CallRecord:
     return CallRecord(tool=tool, failed=True, attempts=1, cause=cause, arguments=arguments)
 
 
-def judge(history: list[Any], **arguments: Any) -> tuple[Kind | None, str | None, str]:
+def judge(history: list[Any], **arguments: Any) -> tuple[Kind | None, str | None, str | None]:
     verdict = classify_result(
         UNCLEAR, is_error=True, tool="search", arguments=arguments, history=history
     )
