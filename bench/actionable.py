@@ -29,11 +29,12 @@ from toolmend.deliver._actionable import is_developer_step
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "corpus" / "actionable" / "sentences.jsonl"
+BLIND = ROOT / "corpus" / "actionable" / "blind.jsonl"
 STEP = "developer-facing step"
 
 
-def load() -> list[dict[str, Any]]:
-    with DATA.open(encoding="utf-8") as handle:
+def load(path: Path = DATA) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
 
 
@@ -44,6 +45,40 @@ def score(rows: list[dict[str, Any]]) -> tuple[int, int, int, int]:
     omitted = sum(1 for r in keep if is_developer_step(r["text"]))
     caught = sum(1 for r in steps if is_developer_step(r["text"]))
     return omitted, len(keep), caught, len(steps)
+
+
+def omit_expected(row: dict[str, Any]) -> bool:
+    """Whether a blind sentence should be omitted: a developer step that carries no cause."""
+    return row["label"] == "developer" and not row["cause"]
+
+
+def score_blind(rows: list[dict[str, Any]]) -> tuple[int, int, int, int, int]:
+    """(sentences, judged right, developer steps shown, model steps hidden, causes removed)."""
+    right = shown = hidden = removed = 0
+    for r in rows:
+        omitted = is_developer_step(r["text"])
+        right += omitted == omit_expected(r)
+        shown += omit_expected(r) and not omitted
+        hidden += r["label"] == "model" and omitted
+        removed += r["label"] == "developer" and r["cause"] and omitted
+    return len(rows), right, shown, hidden, removed
+
+
+def print_blind(rows: list[dict[str, Any]]) -> None:
+    """The table of the blind sentences, per half and overall."""
+    print(f"\n{len(rows)} step sentences from the blind batches ({BLIND.relative_to(ROOT)})")
+    print("half      sentences  right         developer shown   model hidden     cause removed")
+    for name in ("widen", "held-out", "all"):
+        part = rows if name == "all" else [r for r in rows if r["split"] == name]
+        total, right, shown, hidden, removed = score_blind(part)
+        developer = sum(1 for r in part if omit_expected(r))
+        model = sum(1 for r in part if r["label"] == "model")
+        causes = len(part) - developer - model
+        print(
+            f"{name:<9} {total:9}  {right:3} {_pct(right, total)}   {shown:3}/{developer:<3} "
+            f"{_pct(shown, developer)}   {hidden:3}/{model:<3} {_pct(hidden, model)}   "
+            f"{removed:3}/{causes}"
+        )
 
 
 def _pct(part: int, whole: int) -> str:
@@ -73,11 +108,18 @@ def main(argv: list[str] | None = None) -> int:
         f"developer-facing steps caught {_pct(caught, steps).strip()} (target >= 80%): "
         f"{'met' if ok else 'NOT met'}"
     )
+    blind = load(BLIND)
+    print_blind(blind)
     if args.rows:
         for r in chosen:
             predicted = is_developer_step(r["text"])
             if predicted != (r["label"] == STEP):
                 tag = "omitted keep" if predicted else "missed step "
+                print(f"{tag}  {r['id']}: {r['text'][:140]}")
+        for r in blind:
+            omitted = is_developer_step(r["text"])
+            if r["split"] == "widen" and omitted != omit_expected(r):
+                tag = "hidden      " if omitted else "shown       "
                 print(f"{tag}  {r['id']}: {r['text'][:140]}")
     return 0 if ok else 1
 

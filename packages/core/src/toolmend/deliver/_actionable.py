@@ -48,6 +48,12 @@ _STEP_PATTERNS: tuple[str, ...] = (
     rf"\b(?:run|execute|type|enter)\s+(?:{_CLI})\s+[a-z]",
     r"\brun(?:ning)?\b[^.!?]{0,60}:\s*$",
     r"\brun(?:ning)?\s+(?:one\s+of\s+the\s+following|the\s+following|an?\s+install)\b",
+    r"\b(?:use|with|execute|type|enter)\s+(?:one\s+of\s+)?the\s+following\s+commands?\b",
+    # A program's help: "Try 'tar --help'", "See 'kubectl logs --help'", "Type nasm -h".
+    r"\b(?:see|try|use|type|run|enter)\s+[`'\"]?(?:[\w./:-]+\s+){0,5}?"
+    r"(?:--?help|-h|--usage|help\s+[\w-]+[`'\"])(?![\w-])",
+    # A program's own login: "Run `wandb login", "with 'railway login'".
+    r"[`'\"][\w.-]+\s+(?:auth\s+)?login\b",
     r"\bif\b[^,.]{1,80},\s*(?:please\s+)?run\b",
     r"^\W*to\s+[^,.]{3,80},\s*(?:use|run|type)\W*$",
     rf"^{_PREFIX}(?:{_CLI})\s+(?:config|login|auth|install|init|help|setup|--help)\b(?!\s+\[)",
@@ -75,7 +81,7 @@ _STEP_PATTERNS: tuple[str, ...] = (
     r"(?-i:\b(?:set|export|Set|Export)\s+[A-Z][A-Z0-9]*_[A-Z0-9_]+\b)",
     # A web page to visit.
     r"\b(?:visit|go\s+to|navigate\s+to|head\s+to|see|refer\s+to|consult|check\s+out"
-    r"|browse\s+to|sign\s+up\s+at|going\s+to|here)\b[^.!?]{0,40}?https?://",
+    r"|browse\s+to|sign\s+up\s+at|going\s+to|here|follow)\b[^.!?]{0,40}?https?://",
     r"\b(?:visit|see|check|consult|refer\s+to|read)\s+(?:the\s+|our\s+)?(?:[\w-]+\s+){0,2}"
     r"(?:documentation|docs|dashboard|console|portal|status\s+page|help\s+(?:center|page)"
     r"|faq|guide|website|knowledge\s+base|billing\s+page|settings\s+page|web\s*page)\b",
@@ -85,6 +91,8 @@ _STEP_PATTERNS: tuple[str, ...] = (
     r"|documentation)|background\s+on\s+this\s+error)\b",
     r"\b(?:here|console|dashboard)\s*:\s*(?:https?://|$)",
     r"\b(?:in|from)\s+the\s+(?:api|developer|cloud|google\s+cloud|aws|azure)\s+console\b",
+    r"\b(?:in|from|on|at|via)\s+(?:the\s+|your\s+)(?:[\w-]+\s+){0,2}(?:developer|admin|management"
+    r"|web|cloud|api)\s+(?:console|portal|dashboard)\b",
     # Contacting a person.
     r"\b(?:contact|reach\s+out\s+to|get\s+in\s+touch\s+with|email|e-mail|notify|ask)\s+"
     r"(?:us|sales|support|(?:your|the|an|our|a)\s+(?:[\w-]+\s+){0,2}(?:administrator|admin"
@@ -99,10 +107,13 @@ _STEP_PATTERNS: tuple[str, ...] = (
     # A plan, billing, quota or account step.
     r"\bupgrade\s+(?:your|to\s+a|to\s+the|the)\s+(?:[\w-]+\s+){0,2}(?:plan|subscription"
     r"|account|tier|license)\b|\bpaid\s+(?:plan|tier|account)\b",
+    r"\bupgrade\s+to\s+an?\s+(?:[\w-]+\s+){0,2}(?:key|version\s+of\s+your\s+account)\b",
     r"\b(?:use|switch\s+to|change\s+to)\s+(?:a\s+)?(?:different|another|higher|paid)\s+"
     r"(?:subscription|plan|tier|account)\b",
-    r"\b(?:add|update)\s+(?:a\s+|your\s+)?(?:payment\s+method|billing|credit\s+card|credits)\b",
-    r"\b(?:purchase|buy)\s+(?:more\s+)?(?:credits|quota|a\s+plan|a\s+subscription)\b",
+    r"\b(?:add|update)\s+(?:a\s+|your\s+|more\s+)?(?:payment\s+method|billing|credit\s+card"
+    r"|credits?|funds)\b",
+    r"\b(?:purchase|buy|top\s+up)\s+(?:more\s+)?(?:credits?|quota|funds|a\s+plan|a\s+subscription)\b",
+    r"\b(?:add|buy|purchase|top\s+up)\s+more\b[^.!?]{0,30}?https?://",
     r"\bplans\s+&\s+billing\b|\bquota\s+increase\s+request\b|\badjust\s+(?:the\s+)?limits\b",
     # Credentials and accounts: a person's session, keys or settings.
     r"\b(?:log(?:ging)?|sign(?:ing)?)\s+in\s+again\b|\bre-?authenticate\b|\bre-?login\b",
@@ -130,7 +141,8 @@ _CAUSE = re.compile(
     r"|\b(?:HTTP|status(?:\s+code)?|code|errno)[\s:=/#(]*[0-9]{3}\b"
     r"|\b[1-5][0-9]{2}\s+(?:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)\b"
     r"|\b(?:code|error_code|errorCode|reason)\b[\s\"':=]+[\w.-]+"
-    r"|\b[A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+\b(?![^.!?]{0,40}\b(?:set|variable|environment|visit))"
+    r"|(?<![Ss]et )(?<!pdate )(?<!xport )(?<!hange )(?<!efine )(?<!rease )(?<!igure )"
+    r"\b[A-Z][A-Z0-9]+(?:_[A-Z0-9]+)+\b(?![^.!?]{0,40}\b(?:set|variable|environment|visit))"
     r"|\b(?:E[A-Z]{3,}|SQLSTATE\s*\w+)\b"
     r"|^\W*[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+\s*:",
 )
