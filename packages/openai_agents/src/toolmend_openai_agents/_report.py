@@ -17,7 +17,16 @@ from typing import Any
 
 from toolmend import Form, ToolFailure
 from toolmend.contracts import Review
-from toolmend.integrations import AttemptRecord, CallRecord, Report, Source, scoped
+from toolmend.integrations import (
+    AttemptRecord,
+    CallRecord,
+    Report,
+    Source,
+    recording_outcomes,
+    scoped,
+)
+
+from ._runs import RUNS
 
 __all__ = [
     "Captured",
@@ -26,6 +35,7 @@ __all__ = [
     "failed",
     "retried",
     "rewritten",
+    "succeeded",
 ]
 
 log = logging.getLogger("toolmend.openai_agents")
@@ -113,6 +123,7 @@ def failed(
     *,
     form: Form | None = None,
     source: Source = Source.EXCEPTION,
+    observed: bool = True,
 ) -> None:
     """Report a failed tool call and the text the model will read for it.
 
@@ -122,6 +133,7 @@ def failed(
         failure: The core's failure of the call.
         form: The delivery form, where the caller knows it.
         source: Where the failure was seen (a raised exception, or a flagged result).
+        observed: Whether the outcome recorder follows it (not for a tool that does not exist).
     """
     log.info(
         "toolmend: tool %s failed (call %s): kind=%s rule=%s reason=%s attempts=%d "
@@ -144,6 +156,30 @@ def failed(
             shown=shown,
         )
         captured._add(captured._failures, record)
+    if observed and recording_outcomes() is not None:
+        RUNS.observe(CallRecord.of_failure(failure, call_id=call_id))
+
+
+def succeeded(
+    call_id: str | None,
+    tool: str,
+    arguments: Mapping[str, Any],
+    history: tuple[AttemptRecord, ...],
+) -> None:
+    """Report a call that succeeded, at once or after retrying, to the outcome recorder.
+
+    Args:
+        call_id: The SDK's id of the call.
+        tool: The tool's name.
+        arguments: The call's arguments.
+        history: The failed attempts, oldest first.
+    """
+    if history:
+        retried(call_id, tool, arguments, history)
+    if recording_outcomes() is not None:
+        RUNS.observe(
+            CallRecord.of_success(tool, history=history, call_id=call_id, arguments=arguments)
+        )
 
 
 def retried(
