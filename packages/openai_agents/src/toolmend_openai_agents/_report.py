@@ -33,7 +33,6 @@ __all__ = [
     "capture",
     "contract_fired",
     "failed",
-    "retried",
     "rewritten",
     "succeeded",
 ]
@@ -166,7 +165,10 @@ def succeeded(
     arguments: Mapping[str, Any],
     history: tuple[AttemptRecord, ...],
 ) -> None:
-    """Report a call that succeeded, at once or after retrying, to the outcome recorder.
+    """Report a call that succeeded, after ``len(history)`` failed attempts (maybe none).
+
+    A retried success is logged and captured; every success goes to the outcome
+    recorder, as the evidence that settles the run's earlier failures.
 
     Args:
         call_id: The SDK's id of the call.
@@ -174,35 +176,20 @@ def succeeded(
         arguments: The call's arguments.
         history: The failed attempts, oldest first.
     """
+    recording = recording_outcomes() is not None
+    if not history and not recording:
+        return
+    record = CallRecord.of_success(tool, history=history, call_id=call_id, arguments=arguments)
     if history:
-        retried(call_id, tool, arguments, history)
-    if recording_outcomes() is not None:
-        RUNS.observe(
-            CallRecord.of_success(tool, history=history, call_id=call_id, arguments=arguments)
-        )
-
-
-def retried(
-    call_id: str | None,
-    tool: str,
-    arguments: Mapping[str, Any],
-    history: tuple[AttemptRecord, ...],
-) -> None:
-    """Report a call that succeeded after ``len(history)`` failed attempts.
-
-    Args:
-        call_id: The SDK's id of the call.
-        tool: The tool's name.
-        arguments: The call's arguments.
-        history: The failed attempts, oldest first.
-    """
-    log.info(
-        "toolmend: tool %s succeeded after %d attempts (call %s)", tool, len(history) + 1, call_id
-    )
-    captured = _CAPTURE.get()
-    if captured is not None:
-        record = CallRecord.of_success(tool, history=history, call_id=call_id, arguments=arguments)
-        captured._add(captured._retries, record)
+        log.info(
+            "toolmend: tool %s succeeded after %d attempts (call %s)",
+            tool, len(history) + 1, call_id,
+        )  # fmt: skip
+        captured = _CAPTURE.get()
+        if captured is not None:
+            captured._add(captured._retries, record)
+    if recording:
+        RUNS.observe(record)
 
 
 def contract_fired(
