@@ -25,14 +25,16 @@ from langchain.agents.middleware.types import (
 )
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from toolmend import ContextPolicy, Form
+from toolmend.integrations import end_run
 
 from ._durable import store_for
 from ._malformed import mend_response
 from ._model_side import Rewritten, attach_report, rewrite_messages
-from ._tool_side import ToolSideOptions, configure
+from ._tool_side import ToolSideOptions, configure, run_of
 
 __all__ = ["ToolMendMiddleware"]
 
@@ -170,3 +172,21 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             handler: Runs the tool (and the middleware after this one).
         """
         return await self._tool_side.acall(request, handler)
+
+    def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
+        """The run ended: its failures settle with the outcome recorder (``record_outcomes``).
+
+        Args:
+            state: The agent's final state.
+            runtime: The run's runtime (its thread and run ids).
+        """
+        end_run(run_of(runtime, state))
+
+    async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
+        """The async twin of :meth:`after_agent`.
+
+        Args:
+            state: The agent's final state.
+            runtime: The run's runtime (its thread and run ids).
+        """
+        end_run(run_of(runtime, state))

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypedDict, Unpack
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -39,6 +39,8 @@ from toolmend.integrations import (
     ResultFailed,
     aexecute,
     execute,
+    observe_call,
+    recording_outcomes,
     text_of,
 )
 
@@ -54,6 +56,7 @@ __all__ = [
     "configure",
     "loop_factory",
     "loop_from_messages",
+    "run_of",
 ]
 
 log = logging.getLogger("toolmend.langchain")
@@ -142,6 +145,32 @@ def _current_run(messages: Sequence[Any]) -> Sequence[Any]:
         if isinstance(messages[i], HumanMessage):
             return messages[i + 1 :]
     return messages
+
+
+def run_of(runtime: Any, state: Any) -> Hashable:
+    """The id of the run a tool call or an agent hook belongs to, for the outcome recorder.
+
+    The thread (``configurable.thread_id``) when there is one, else LangGraph's run
+    id, else the id of the user message that started the turn: the tool step and
+    the ``after_agent`` hook both see it, so a run's failures settle when it ends.
+
+    Args:
+        runtime: The tool call's ``ToolRuntime`` or the hook's ``Runtime``.
+        state: The agent's state (its messages).
+
+    Returns:
+        The run's id (``None``: no id found, one shared run).
+    """
+    info = getattr(runtime, "execution_info", None)
+    for name in ("thread_id", "run_id"):
+        value = getattr(info, name, None)
+        if value is not None:
+            return str(value)
+    messages = _messages_of(state)
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return f"turn:{message.id}" if message.id is not None else None
+    return None
 
 
 def _observations(messages: Sequence[Any], client: str | None) -> Iterator[Observation]:
@@ -414,7 +443,10 @@ class ToolSide:
             if isinstance(returned, ResultFailed) and isinstance(returned.result, _Returned):
                 return self._returned_failure(call, outcome, returned.result)
             return self._failed(call, outcome)
-        if not isinstance(outcome, ToolMessage) or record_of(outcome) is not None:
+        if isinstance(outcome, ToolMessage) and record_of(outcome) is not None:
+            return outcome  # recorded, and observed, by the toolmend step that made it
+        self._observe(call, lambda: CallRecord.of_success(call.name, history=history))
+        if not isinstance(outcome, ToolMessage):
             return outcome
         try:
             return self._succeeded(call, outcome, history)
@@ -428,6 +460,7 @@ class ToolSide:
             call.name, call.call_id, failure.kind.value, failure.rule, failure.attempts,
         )  # fmt: skip
         self._record(call, failure)
+        self._observe(call, lambda: CallRecord.of_failure(failure))
         return failure_message(
             failure,
             call_id=call.call_id or "",
@@ -435,6 +468,16 @@ class ToolSide:
             form=self.form,
             effect=(call.effect, self._effect_source(call)),
         )
+
+    def _observe(self, call: _Call, record: Callable[[], CallRecord]) -> None:
+        """The finished call to the outcome recorder; nothing is built when none is installed."""
+        if recording_outcomes() is None:
+            return
+        try:
+            run = run_of(call.request.runtime, call.request.state)
+            observe_call(replace(record(), arguments=call.arguments), run)
+        except Exception as exc:
+            log.warning("toolmend.langchain: outcome of %s not recorded (%r)", call.name, exc)
 
     def _effect_source(self, call: _Call) -> str:
         return "declared" if call.name in self.effects else "default"
@@ -454,6 +497,7 @@ class ToolSide:
             call.name, call.call_id, shown.kind.value, shown.rule, shown.attempts,
         )  # fmt: skip
         self._record(call, shown)
+        self._observe(call, lambda: CallRecord.of_failure(shown))
         record = failure_record(
             shown,
             form=self.form,

@@ -13,6 +13,7 @@ only as the chosen form says.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -44,6 +45,9 @@ from toolmend.integrations import (
     cap_value,
     check_call,
     compose_note,
+    end_run,
+    observe_call,
+    recording_outcomes,
 )
 
 from . import _compat
@@ -125,6 +129,10 @@ class RecoveringSession(Delegating):
       leaves out the error's steps for the developer unless it says otherwise
       (``filter_steps=False``, or the tool in ``agent_steps``); hand the same
       policy to :func:`toolmend_mcp.model_messages` for the model's request.
+    - With ``toolmend.integrations.record_outcomes(...)`` installed, each call
+      is fed to the outcome recorder: the session is one run (``run_id``), which
+      ends when ``async with RecoveringSession(client)`` exits or :meth:`end_run`
+      is called.
 
     Args:
         session_or_client: The connected ``mcp.Client`` or ``ClientSession``.
@@ -138,6 +146,8 @@ class RecoveringSession(Delegating):
     """
 
     wrapped: ClientSession | Client
+    run_id: str
+    """This session's run for the outcome recorder: unique, so a shared store keeps runs apart."""
 
     def __init__(
         self,
@@ -162,6 +172,31 @@ class RecoveringSession(Delegating):
         self._session: ClientSession | None = None
         self._generation = 0
         self._lock = anyio.Lock()
+        self.run_id = f"mcp-{uuid.uuid4().hex[:16]}"
+
+    async def __aenter__(self) -> RecoveringSession:
+        """``async with RecoveringSession(client)``: the block is the session's run.
+
+        The wrapped client stays as it is (it is entered and closed by its owner).
+        """
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """The run ended: its failures settle with the outcome recorder."""
+        self.end_run()
+
+    def end_run(self) -> None:
+        """This session's run ended: what followed each failure is settled (``record_outcomes``).
+
+        Calls after it start a new run.
+        """
+        end_run(self.run_id)
+        self.run_id = f"mcp-{uuid.uuid4().hex[:16]}"
+
+    def _observe_call(self, record: CallRecord, arguments: Mapping[str, Any] | None) -> None:
+        """A finished call to the outcome recorder, with the arguments it was called with."""
+        if recording_outcomes() is not None:
+            observe_call(replace(record, arguments=dict(arguments or {})), self.run_id)
 
     # -- the tool listing ------------------------------------------------------
 
@@ -316,7 +351,9 @@ class RecoveringSession(Delegating):
                 info = catalog.info(name)
             check = check_call(name, args, catalog.schemas())
             if check.failure is not None:
-                return self._failed(name, arguments, info, check.failure)
+                # A tool the server does not have is not followed: the text is toolmend's.
+                known = name in catalog.tools or not catalog.complete
+                return self._failed(name, arguments, info, check.failure, observed=known)
         blocked = self.loop.before(name, args)
         if blocked is not None:
             return self._failed(name, arguments, info, blocked)
@@ -340,6 +377,8 @@ class RecoveringSession(Delegating):
         arguments: Mapping[str, Any] | None,
         info: ToolInfo,
         failure: ToolFailure,
+        *,
+        observed: bool = True,
     ) -> CallToolResult:
         exc = failure.exception
         rule, source = failure.rule, Source.EXCEPTION
@@ -361,8 +400,6 @@ class RecoveringSession(Delegating):
             form=self.recovery.form.value,
             neutralised=note.neutralised if note else (),
         )
-        if self.raise_protocol_errors and isinstance(exc, MCPError):
-            raise exc
         findings = CallRecord.of_failure(
             failure,
             effect=info.effect.value,
@@ -375,6 +412,10 @@ class RecoveringSession(Delegating):
             omitted=note.omitted if note else (),
             history=_history(failure.history),
         )
+        if observed:
+            self._observe_call(replace(findings, cause=text), arguments)
+        if self.raise_protocol_errors and isinstance(exc, MCPError):
+            raise exc
         log.info(
             "toolmend.mcp: %s failed: kind=%s rule=%s attempts=%d stop=%s effect=%s(%s)",
             name, failure.kind.value, rule, failure.attempts, findings.stop,
@@ -431,6 +472,7 @@ class RecoveringSession(Delegating):
             violations=tuple(v.to_dict() for v in violations),
             receipt=made.outcome_contract() if made is not None else None,
         )
+        self._observe_call(findings, arguments)
         if history:
             log.info("toolmend.mcp: %s succeeded after %d attempts", name, len(history) + 1)
         if made is not None:

@@ -93,5 +93,5 @@ def _report(
     arguments: Mapping[str, Any],
     history: list[AttemptRecord],
 ) -> None:
-    if history and not isinstance(outcome, ToolFailure):
-        report.retried(call_id, tool, arguments, tuple(history))
+    if not isinstance(outcome, ToolFailure):
+        report.succeeded(call_id, tool, arguments, tuple(history))

@@ -72,5 +72,5 @@ async def unknown_tool_text(args: ToolErrorFormatterArgs[Any], form: Form) -> st
     failure = unknown_tool(args.tool_name, await _tool_names())
     shown = failure.result_text(form)
     RUNS.record(args.call_id, shown, failure.verdict())
-    report.failed(args.call_id, shown, failure, form=form)
+    report.failed(args.call_id, shown, failure, form=form, observed=False)
     return shown

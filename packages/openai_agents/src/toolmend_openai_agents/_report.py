@@ -17,15 +17,24 @@ from typing import Any
 
 from toolmend import Form, ToolFailure
 from toolmend.contracts import Review
-from toolmend.integrations import AttemptRecord, CallRecord, Report, Source, scoped
+from toolmend.integrations import (
+    AttemptRecord,
+    CallRecord,
+    Report,
+    Source,
+    recording_outcomes,
+    scoped,
+)
+
+from ._runs import RUNS
 
 __all__ = [
     "Captured",
     "capture",
     "contract_fired",
     "failed",
-    "retried",
     "rewritten",
+    "succeeded",
 ]
 
 log = logging.getLogger("toolmend.openai_agents")
@@ -113,6 +122,7 @@ def failed(
     *,
     form: Form | None = None,
     source: Source = Source.EXCEPTION,
+    observed: bool = True,
 ) -> None:
     """Report a failed tool call and the text the model will read for it.
 
@@ -122,6 +132,7 @@ def failed(
         failure: The core's failure of the call.
         form: The delivery form, where the caller knows it.
         source: Where the failure was seen (a raised exception, or a flagged result).
+        observed: Whether the outcome recorder follows it (not for a tool that does not exist).
     """
     log.info(
         "toolmend: tool %s failed (call %s): kind=%s rule=%s reason=%s attempts=%d "
@@ -144,15 +155,20 @@ def failed(
             shown=shown,
         )
         captured._add(captured._failures, record)
+    if observed and recording_outcomes() is not None:
+        RUNS.observe(CallRecord.of_failure(failure, call_id=call_id))
 
 
-def retried(
+def succeeded(
     call_id: str | None,
     tool: str,
     arguments: Mapping[str, Any],
     history: tuple[AttemptRecord, ...],
 ) -> None:
-    """Report a call that succeeded after ``len(history)`` failed attempts.
+    """Report a call that succeeded, after ``len(history)`` failed attempts (maybe none).
+
+    A retried success is logged and captured; every success goes to the outcome
+    recorder, as the evidence that settles the run's earlier failures.
 
     Args:
         call_id: The SDK's id of the call.
@@ -160,13 +176,20 @@ def retried(
         arguments: The call's arguments.
         history: The failed attempts, oldest first.
     """
-    log.info(
-        "toolmend: tool %s succeeded after %d attempts (call %s)", tool, len(history) + 1, call_id
-    )
-    captured = _CAPTURE.get()
-    if captured is not None:
-        record = CallRecord.of_success(tool, history=history, call_id=call_id, arguments=arguments)
-        captured._add(captured._retries, record)
+    recording = recording_outcomes() is not None
+    if not history and not recording:
+        return
+    record = CallRecord.of_success(tool, history=history, call_id=call_id, arguments=arguments)
+    if history:
+        log.info(
+            "toolmend: tool %s succeeded after %d attempts (call %s)",
+            tool, len(history) + 1, call_id,
+        )  # fmt: skip
+        captured = _CAPTURE.get()
+        if captured is not None:
+            captured._add(captured._retries, record)
+    if recording:
+        RUNS.observe(record)
 
 
 def contract_fired(

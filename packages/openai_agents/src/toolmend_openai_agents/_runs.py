@@ -14,6 +14,14 @@ Each record is keyed by call id *and* a digest of the output text the model
 will read, so a record can only ever apply to the output it was made for:
 even runs sharing the fallback store cannot borrow each other's failures
 unless their outputs read the same.
+
+The same run identity feeds the outcome recorder (``record_outcomes``): each run
+gets a name the first time one of its calls is observed, and the SDK gives no
+end-of-run signal to a ``RunConfig``, so the run ends when its marker is
+collected (right after ``Runner.run`` returns): the collector only queues the
+name, and the next call or model call of any run settles it, taking the locks
+the collector must not.  Runs outside the marker share one name and settle only
+by the recorder's bounds.
 """
 
 from __future__ import annotations
@@ -23,13 +31,23 @@ import hashlib
 import json
 import logging
 import threading
+import uuid
 import weakref
+from collections import deque
 from collections.abc import Hashable
 from contextvars import ContextVar
 from typing import Any
 
 from toolmend import Verdict
-from toolmend.integrations import RunRegistry, RunState, text_of
+from toolmend.integrations import (
+    CallRecord,
+    RunRegistry,
+    RunState,
+    end_run,
+    observe_call,
+    recording_outcomes,
+    text_of,
+)
 
 __all__ = ["RUNS", "Runs", "output_text", "record_key"]
 
@@ -74,10 +92,14 @@ class Runs:
         self._var = _sdk_run_var()
         self._lock = threading.RLock()
         self._watched: dict[int, weakref.ref[Any]] = {}
+        self._names: dict[int, str] = {}
+        self._ended: deque[str] = deque(maxlen=max_runs)
         self._warned = False
 
     def key(self) -> Hashable:
         """The current run's key; the shared key outside a run or without the SDK's marker."""
+        if self._ended:
+            self._settle_ended()
         owner = self._var.get() if self._var is not None else None
         if owner is None:
             if not self._warned:
@@ -99,8 +121,32 @@ class Runs:
             # a lock: take none.
             self._watched.pop(ident, None)
             self.registry.drop_later(("run", ident))
+            name = self._names.pop(ident, None)
+            if name is not None:
+                self._ended.append(name)
 
         return forget
+
+    def observe(self, record: CallRecord) -> None:
+        """One finished call of the current run, to the outcome recorder (none: nothing)."""
+        if recording_outcomes() is None:
+            return
+        key = self.key()
+        if key == _SHARED or not isinstance(key, tuple):
+            observe_call(record, "shared")
+            return
+        with self._lock:
+            name = self._names.setdefault(key[1], f"run-{uuid.uuid4().hex[:16]}")
+        observe_call(record, name)
+
+    def _settle_ended(self) -> None:
+        """The runs whose marker was collected end now: their failures settle."""
+        while self._ended:
+            try:
+                name = self._ended.popleft()
+            except IndexError:  # another thread took the last one
+                return
+            end_run(name)
 
     def state(self) -> RunState:
         """The state of the run this code runs in."""
