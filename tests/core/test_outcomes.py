@@ -232,3 +232,17 @@ def test_rows_are_what_learn_reads(rows: Rows) -> None:
     assert problems == []
     (rule,) = learn(observed).rules
     assert (rule.tool, rule.kind, rule.support) == ("quota", "transient", 3)
+
+
+def test_a_call_refused_before_it_ran_is_no_evidence(rows: Rows) -> None:
+    observe_call(failed("get", "HTTP 503", id=1), "r")
+    refused = CallRecord(
+        tool="get",
+        failed=True,
+        attempts=0,
+        cause="was not run: already failed",
+        arguments={"id": 1},
+    )
+    assert observe_call(refused, "r") == ()
+    end_run("r")
+    assert [(r["content"], r["outcome"]) for r in rows.rows] == [("HTTP 503", "stopped")]

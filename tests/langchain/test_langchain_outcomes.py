@@ -118,7 +118,7 @@ def test_the_same_error_twice_then_the_run_ending_is_failed_again_then_stopped()
             ("drop", DENIED, {"table": "t1"}, "failed_again", "t3"),
             ("drop", again, {"table": "t1"}, "stopped", "t3"),
         ]
-        assert end_run("t3") == ()  # settled once, at after_agent
+        assert end_run("t3") == ()  # settled once, at the answer without a tool call
 
 
 async def test_an_automatic_retry_that_succeeded_settles_its_failed_attempt() -> None:

@@ -25,11 +25,10 @@ from langchain.agents.middleware.types import (
 )
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from toolmend import ContextPolicy, Form
-from toolmend.integrations import end_run
+from toolmend.integrations import end_run, recording_outcomes
 
 from ._durable import store_for
 from ._malformed import mend_response
@@ -37,6 +36,12 @@ from ._model_side import Rewritten, attach_report, rewrite_messages
 from ._tool_side import ToolSideOptions, configure, run_of
 
 __all__ = ["ToolMendMiddleware"]
+
+
+def _calls_tools(response: ModelResponse[Any]) -> bool:
+    """Whether the model's answer asks for a tool call (the run goes on)."""
+    return any(getattr(message, "tool_calls", None) for message in response.result)
+
 
 ToolResult = ToolMessage | Command[Any]
 ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
@@ -119,6 +124,10 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if self.malformed_calls:
             response = mend_response(response, request, self.form)
         result: ModelResponse[Any] = attach_report(response, rewritten.report)
+        if recording_outcomes() is not None and not _calls_tools(result):
+            # The model answered without a tool call: the run ends here, and its failures
+            # settle.  A hook on the agent's end would add a graph node to every run.
+            end_run(run_of(request.runtime, request.state))
         return result
 
     def wrap_model_call(
@@ -172,21 +181,3 @@ class ToolMendMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             handler: Runs the tool (and the middleware after this one).
         """
         return await self._tool_side.acall(request, handler)
-
-    def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
-        """The run ended: its failures settle with the outcome recorder (``record_outcomes``).
-
-        Args:
-            state: The agent's final state.
-            runtime: The run's runtime (its thread and run ids).
-        """
-        end_run(run_of(runtime, state))
-
-    async def aafter_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> None:
-        """The async twin of :meth:`after_agent`.
-
-        Args:
-            state: The agent's final state.
-            runtime: The run's runtime (its thread and run ids).
-        """
-        end_run(run_of(runtime, state))

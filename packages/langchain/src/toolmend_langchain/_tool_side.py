@@ -152,10 +152,11 @@ def run_of(runtime: Any, state: Any) -> Hashable:
 
     The thread (``configurable.thread_id``) when there is one, else LangGraph's run
     id, else the id of the user message that started the turn: the tool step and
-    the ``after_agent`` hook both see it, so a run's failures settle when it ends.
+    the model step both see it, so a run's failures settle when the model answers
+    without a tool call.
 
     Args:
-        runtime: The tool call's ``ToolRuntime`` or the hook's ``Runtime``.
+        runtime: The tool call's ``ToolRuntime`` or the model request's ``Runtime``.
         state: The agent's state (its messages).
 
     Returns:

@@ -13,6 +13,9 @@ still waiting for evidence, and settles each one as soon as the evidence is in:
 - the run ends (:meth:`Outcomes.end`, or its run is evicted): ``failed_again`` when
   later calls of the tool failed with the same error signature, else ``stopped``.
 
+A call refused before it ran (``attempts == 0``: the loop guard, a spent budget)
+is no evidence at all: its text is toolmend's, not the tool's.
+
 The rules are :func:`follow_ups`'s, so the two never disagree on one run.  A
 settled failure becomes a row (the minimal line ``toolmend learn`` reads, plus its
 signature, run and time) for the sink, is logged at INFO on ``toolmend.outcomes``
@@ -116,6 +119,8 @@ class Outcomes:
         Returns:
             The failures this call settled, each with its ``outcome``.
         """
+        if record.failed and record.attempts == 0:
+            return ()  # refused before it ran (a loop guard, a budget): not the tool's answer
         settled: list[CallRecord] = []
         evicted: list[tuple[Hashable, list[CallRecord]]] = []
         with self._lock:
