@@ -87,3 +87,33 @@ async def test_without_a_recorder_nothing_is_recorded(connect: Connect) -> None:
         record_outcomes(Outcomes(rows, clock=lambda: 0.0))
     record_outcomes(None)
     assert rows.rows == []
+
+
+async def test_an_unclear_failure_of_a_call_that_worked_in_this_run_reads_as_temporary() -> None:
+    from collections import Counter
+
+    from mcp_sdk import is_error, new_server, open_connection
+
+    server = new_server("flaky")
+    calls: Counter[str] = Counter()
+
+    @server.tool()
+    def report(name: str) -> str:
+        calls[name] += 1
+        if calls[name] == 2:
+            raise RuntimeError("something went wrong")
+        return f"report {name}"
+
+    async with open_connection(server) as client, RecoveringSession(client) as session:
+        await session.call_tool("report", {"name": "q3"})
+        other = await session.call_tool("report", {"name": "q4"})
+        again = await session.call_tool("report", {"name": "q3"})
+        fresh = await session.call_tool("report", {"name": "q4"})
+    assert not is_error(other)
+    findings = again.meta["toolmend"]
+    assert (findings["kind"], findings["reason"]) == (
+        "transient",
+        "returned failure: the same call succeeded earlier in this run",
+    )
+    assert is_error(fresh)  # q4's second call: it worked once, then failed like this
+    assert fresh.meta["toolmend"]["kind"] == "transient"

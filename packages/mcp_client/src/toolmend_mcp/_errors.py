@@ -12,10 +12,11 @@ from __future__ import annotations
 from mcp.types import CallToolResult
 
 from toolmend import Verdict
+from toolmend.integrations import ResultFailed
 
 from ._results import result_text
 
-__all__ = ["FailedResult", "MalformedResult", "server_text"]
+__all__ = ["FailedResult", "MalformedResult", "failed_result", "server_text"]
 
 
 def server_text(name: str, text: str) -> str:
@@ -43,3 +44,28 @@ class MalformedResult(Exception):
     def __init__(self) -> None:
         self.text = "MCP error: the server's reply to tools/call is not a valid result"
         super().__init__(self.text)
+
+
+class _ReadFromTheCall(FailedResult, ResultFailed):
+    """A failed result whose kind came from the call or the run, not from its text.
+
+    The retry loop reads a raised failure's text again (``classify_exception``),
+    which knows nothing of the arguments, the schema or the run's history; as a
+    :class:`~toolmend.integrations.ResultFailed` it takes the verdict's kind instead.
+    """
+
+    def __init__(self, name: str, result: CallToolResult, verdict: Verdict) -> None:
+        text = result_text(result)
+        ResultFailed.__init__(self, server_text(name, text), verdict.kind, verdict.reason, result)
+        self.verdict = verdict
+        self.text = text
+
+
+_CONTEXT = ("call:", "history:")
+
+
+def failed_result(name: str, result: CallToolResult, verdict: Verdict) -> FailedResult:
+    """The exception for a failed result: its kind read from the call when the verdict was."""
+    if (verdict.basis or "").startswith(_CONTEXT):
+        return _ReadFromTheCall(name, result, verdict)
+    return FailedResult(name, result, verdict)

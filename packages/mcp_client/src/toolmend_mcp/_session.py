@@ -12,6 +12,7 @@ only as the chosen form says.
 
 from __future__ import annotations
 
+import collections
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
@@ -53,7 +54,7 @@ from toolmend.integrations import (
 from . import _compat
 from ._catalog import Catalog, ToolInfo
 from ._compat import Client, MCPError, is_error, next_cursor, output_schema, structured_content
-from ._errors import FailedResult, MalformedResult
+from ._errors import FailedResult, MalformedResult, failed_result
 from ._hooks import chain_messages, record_rejections, shadow_validation
 from ._results import error_result, protocol_error_text, result_text, with_findings
 
@@ -68,6 +69,8 @@ log = logging.getLogger("toolmend.mcp")
 _MAX_PAGES = 100
 SESSION_MEMORY = 600.0
 """Seconds a session's default loop guard remembers a failure: a session has no run."""
+RECENT = 64
+"""Calls of the run a session keeps as history for its classifier."""
 
 
 def _shown(exc: BaseException | None) -> str | None:
@@ -133,6 +136,9 @@ class RecoveringSession(Delegating):
       is fed to the outcome recorder: the session is one run (``run_id``), which
       ends when ``async with RecoveringSession(client)`` exits or :meth:`end_run`
       is called.
+    - The run's last :data:`RECENT` calls are evidence for the next: an unclear
+      failure of a call that succeeded earlier in the run, with the same
+      arguments, is read as temporary (``classify_result(history=...)``).
 
     Args:
         session_or_client: The connected ``mcp.Client`` or ``ClientSession``.
@@ -173,6 +179,7 @@ class RecoveringSession(Delegating):
         self._generation = 0
         self._lock = anyio.Lock()
         self.run_id = f"mcp-{uuid.uuid4().hex[:16]}"
+        self._recent: collections.deque[dict[str, Any]] = collections.deque(maxlen=RECENT)
 
     async def __aenter__(self) -> RecoveringSession:
         """``async with RecoveringSession(client)``: the block is the session's run.
@@ -192,9 +199,18 @@ class RecoveringSession(Delegating):
         """
         end_run(self.run_id)
         self.run_id = f"mcp-{uuid.uuid4().hex[:16]}"
+        self._recent.clear()
 
     def _observe_call(self, record: CallRecord, arguments: Mapping[str, Any] | None) -> None:
-        """A finished call to the outcome recorder, with the arguments it was called with."""
+        """A finished call to the run's history and the outcome recorder, with its arguments."""
+        self._recent.append(
+            {
+                "tool": record.tool,
+                "failed": record.failed,
+                "arguments": arguments,
+                "cause": record.cause,
+            }
+        )
         if recording_outcomes() is not None:
             observe_call(replace(record, arguments=dict(arguments or {})), self.run_id)
 
@@ -336,11 +352,13 @@ class RecoveringSession(Delegating):
             verdict = classify_result(
                 result_text(result),
                 is_error=is_error(result),
+                tool=name,
                 arguments=arguments,
                 schema=info.input_schema,
+                history=tuple(self._recent),
             )
             if verdict.failed:
-                raise FailedResult(name, result, verdict)
+                raise failed_result(name, result, verdict)
             return _Success(result, rejection.message)
 
         args = dict(arguments or {})
