@@ -19,17 +19,13 @@ from typing import Any
 from dbos import DBOS, SetWorkflowID
 from test_dbos_steps import in_child
 
-from outcome_rows import recording
+from outcome_rows import raised, recording
 from toolmend import RetryPolicy
 from toolmend_dbos import DurableTools
 
 
 def cause(tool: str, error: str, marker: str) -> str:
-    """The core's cause of a raised failure: the error and the line of this file that raised it."""
-    lines = Path(__file__).read_text().splitlines()
-    line = next(i for i, text in enumerate(lines, 1) if text.endswith(f"# {marker}"))
-    where = f"{Path(__file__).name}:{line} in {tool}"
-    return f"Tool {tool!r} failed after 1 attempt with {error}\nWhere: {where}"
+    return raised(__file__, tool, error, marker)
 
 
 def worker(url: str, out: Path) -> Callable[[], None]:

@@ -9,22 +9,14 @@ exactly, and so is when it came: at the evidence, or at the run's end.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from pa_support import Script
 from pydantic_ai import Agent, FunctionToolset
 
-from outcome_rows import Rows, recording
+from outcome_rows import Rows, raised, recording
 from toolmend.integrations import recording_outcomes
 from toolmend_pydantic_ai import RecoveringToolset
-
-
-def where(marker: str) -> str:
-    """``file:line`` of the line of this file that ends with ``# marker``."""
-    lines = Path(__file__).read_text().splitlines()
-    line = next(i for i, text in enumerate(lines, 1) if text.endswith(f"# {marker}"))
-    return f"{Path(__file__).name}:{line}"
 
 
 @pytest.fixture
@@ -73,8 +65,8 @@ def run(turns: list[list[tuple[str, dict[str, str]]]], run_id: str) -> list[str]
     return calls
 
 
-def cause(tool: str, error: str, marker: str, attempts: str = "1 attempt") -> str:
-    return f"Tool {tool!r} failed after {attempts} with {error}\nWhere: {where(marker)} in {tool}"
+def cause(tool: str, error: str, marker: str, attempts: int = 1) -> str:
+    return raised(__file__, tool, error, marker, attempts)
 
 
 def test_a_failure_then_the_same_call_succeeding_is_retry_succeeded(rows: Rows) -> None:
@@ -95,7 +87,7 @@ def test_a_changed_argument_that_succeeds_is_changed_arguments_succeeded(rows: R
 def test_the_same_failure_twice_settles_when_the_run_ends(rows: Rows) -> None:
     calls = run([[("quote", {"invoice": "8"})], [("quote", {"invoice": "8"})]], "run-c")
     assert calls == ["quote 8"] * 6  # each call retried by the core, twice
-    down = cause("quote", "TimeoutError: gateway timed out", "timed-out", "3 attempts")
+    down = cause("quote", "TimeoutError: gateway timed out", "timed-out", 3)
     assert rows.brief() == [
         ("quote", down, {"invoice": "8"}, "failed_again", "run-c"),
         ("quote", down, {"invoice": "8"}, "stopped", "run-c"),

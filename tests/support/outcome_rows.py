@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from toolmend.integrations import Outcomes, record_outcomes
@@ -46,3 +47,20 @@ def recording() -> Iterator[Rows]:
         yield sink
     finally:
         record_outcomes(None)
+
+
+def raised(test_file: str, tool: str, error: str, marker: str, attempts: int = 1) -> str:
+    """The core's cause of what a tool raised on the line of ``test_file`` ending ``# marker``.
+
+    Args:
+        test_file: The test module's ``__file__``.
+        tool: The tool's name (also the function's).
+        error: ``Type: message``.
+        marker: The comment that ends the ``raise`` line.
+        attempts: The attempts the call took.
+    """
+    path = Path(test_file)
+    lines = path.read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if text.endswith(f"# {marker}"))
+    tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+    return f"Tool {tool!r} failed after {tries} with {error}\nWhere: {path.name}:{line} in {tool}"
