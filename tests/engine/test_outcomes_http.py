@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import openai
 import pytest
 from engine_fakes import FakeModel, running
@@ -171,3 +172,37 @@ def test_a_user_field_tells_conversations_apart(base: str, rows: Rows) -> None:
 def test_nothing_is_observed_without_a_recorder(base: str) -> None:
     assert recording_outcomes() is None
     assert len(converse(base, stream=False)) == len(SCRIPT) + 1
+
+
+def anthropic_turn(n: int, answer: str) -> list[Any]:
+    call = {"type": "tool_use", "id": f"tu{n}", "name": "get_order", "input": {"order_id": "ORD-1"}}
+    result = {"type": "tool_result", "tool_use_id": f"tu{n}", "content": answer}
+    return [{"role": "assistant", "content": [call]}, {"role": "user", "content": [result]}]
+
+
+def responses_turn(n: int, answer: str) -> list[Any]:
+    return [
+        {"type": "function_call", "call_id": f"c{n}", "name": "get_order",
+         "arguments": '{"order_id": "ORD-1"}'},
+        {"type": "function_call_output", "call_id": f"c{n}", "output": answer},
+    ]  # fmt: skip
+
+
+FORMATS: dict[str, Any] = {
+    "anthropic": ("/v1/messages", "messages", anthropic_turn,
+                  {"max_tokens": 64, "tools": [{"name": "get_order", "input_schema": {}}]}),
+    "responses": ("/v1/responses", "input", responses_turn,
+                  {"tools": [{"type": "function", "name": "get_order", "parameters": {}}]}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_messages_and_responses_conversations_are_followed(base: str, fmt: str, rows: Rows) -> None:
+    path, field, turn, extra = FORMATS[fmt]
+    conversation: list[Any] = [{"role": "user", "content": QUESTION}]
+    for n, answer in enumerate(["Error: 503 Service Unavailable", '{"total": 42}'], 1):
+        conversation += turn(n, answer)
+        for _ in range(2):  # each request sent twice
+            body = {"model": MODEL, field: conversation, **extra}
+            assert httpx.post(base + path, json=body).status_code == 200
+    assert rows.brief() == [EXPECTED[0]]
