@@ -32,7 +32,7 @@ import logging
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -242,27 +242,60 @@ def _arguments(raw: Any) -> Mapping[str, Any] | None:
     return raw if isinstance(raw, Mapping) else None
 
 
+def _after(items: list[Any], last: int) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """The objects after index ``last`` (none when no turn made calls: ``last`` is -1)."""
+    if last < 0:
+        return
+    for i in range(last + 1, len(items)):
+        if isinstance(items[i], Mapping):
+            yield i, items[i]
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _openai_results(messages: list[Any]) -> list[_Result]:
-    last = -1
-    calls: dict[str, tuple[str | None, Any]] = {}
+_Calls = dict[str, tuple[str | None, Any]]
+"""Call id to the call's tool name and raw arguments."""
+
+
+def _calls(messages: list[Any], made: Callable[[Mapping[str, Any]], _Calls]) -> tuple[int, _Calls]:
+    """Every assistant turn's calls by id, and the index of the last turn that made any."""
+    last, calls = -1, {}
     for i, message in enumerate(messages):
-        if not isinstance(message, Mapping) or message.get("role") != "assistant":
-            continue
-        made = message.get("tool_calls")
-        if isinstance(made, list) and made:
-            last = i
-            for call in made:
-                function = call.get("function") if isinstance(call, Mapping) else None
-                if isinstance(function, Mapping) and isinstance(call.get("id"), str):
-                    calls[call["id"]] = (_text(function.get("name")), function.get("arguments"))
+        if isinstance(message, Mapping) and message.get("role") == "assistant":
+            turn = made(message)
+            if turn:
+                last = i
+                calls.update(turn)
+    return last, calls
+
+
+def _openai_calls(message: Mapping[str, Any]) -> _Calls:
+    made = message.get("tool_calls")
+    calls: _Calls = {}
+    for call in made if isinstance(made, list) else ():
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if isinstance(function, Mapping) and isinstance(call.get("id"), str):
+            calls[call["id"]] = (_text(function.get("name")), function.get("arguments"))
+    return calls
+
+
+def _anthropic_calls(message: Mapping[str, Any]) -> _Calls:
+    content = message.get("content")
+    blocks = [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
+    return {
+        b["id"]: (_text(b.get("name")), b.get("input"))
+        for b in blocks
+        if b.get("type") == "tool_use" and isinstance(b.get("id"), str)
+    }
+
+
+def _openai_results(messages: list[Any]) -> list[_Result]:
+    last, calls = _calls(messages, _openai_calls)
     found = []
-    for i in range(last + 1 if last >= 0 else len(messages), len(messages)):
-        message = messages[i]
-        if isinstance(message, Mapping) and message.get("role") == "tool":
+    for i, message in _after(messages, last):
+        if message.get("role") == "tool":
             call_id = _text(message.get("tool_call_id"))
             name, raw = calls.get(call_id or "", (_text(message.get("name")), None))
             found.append(_Result((i, 0, call_id), call_id, name, _arguments(raw)))
@@ -270,21 +303,10 @@ def _openai_results(messages: list[Any]) -> list[_Result]:
 
 
 def _anthropic_results(messages: list[Any]) -> list[_Result]:
-    last = -1
-    calls: dict[str, tuple[str | None, Any]] = {}
-    for i, message in enumerate(messages):
-        if not isinstance(message, Mapping) or message.get("role") != "assistant":
-            continue
-        content = message.get("content")
-        blocks = [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
-        used = [b for b in blocks if b.get("type") == "tool_use" and isinstance(b.get("id"), str)]
-        if used:
-            last = i
-            calls.update({b["id"]: (_text(b.get("name")), b.get("input")) for b in used})
+    last, calls = _calls(messages, _anthropic_calls)
     found = []
-    for i in range(last + 1 if last >= 0 else len(messages), len(messages)):
-        message = messages[i]
-        content = message.get("content") if isinstance(message, Mapping) else None
+    for i, message in _after(messages, last):
+        content = message.get("content")
         if not isinstance(content, list) or message.get("role") != "user":
             continue
         for j, block in enumerate(content):
@@ -297,16 +319,15 @@ def _anthropic_results(messages: list[Any]) -> list[_Result]:
 
 def _responses_results(items: list[Any]) -> list[_Result]:
     last = -1
-    calls: dict[str, tuple[str | None, Any]] = {}
+    calls: _Calls = {}
     for i, item in enumerate(items):
         if isinstance(item, Mapping) and item.get("type") == "function_call":
             last = i
             if isinstance(item.get("call_id"), str):
                 calls[item["call_id"]] = (_text(item.get("name")), item.get("arguments"))
     found = []
-    for i in range(last + 1 if last >= 0 else len(items), len(items)):
-        item = items[i]
-        if isinstance(item, Mapping) and item.get("type") == "function_call_output":
+    for i, item in _after(items, last):
+        if item.get("type") == "function_call_output":
             call_id = _text(item.get("call_id"))
             name, raw = calls.get(call_id or "", (None, None))
             found.append(_Result((i, 0, call_id), call_id, name, _arguments(raw)))
