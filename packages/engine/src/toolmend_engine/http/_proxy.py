@@ -12,7 +12,9 @@ The upstream's status, headers (each once, the upstream's ``Date`` and
 ``Server`` included), body and stream pass through as they come; a response to
 a request the layer ran on gains ``X-Tool-Errors``, errors included.  An
 unreachable upstream is a 502 with an OpenAI-style body (Anthropic-style on the
-Messages routes).
+Messages routes).  With an outcome recorder installed, the new tool results of
+each layered request (``count_tokens`` aside) are observed, and a 200 reply read
+as it passes with no tool call ends the conversation's run (``.._outcomes``).
 
 Connections to the upstream are kept alive and reused, each with TCP_NODELAY,
 so a short request costs the proxy about a millisecond rather than a TCP

@@ -11,7 +11,10 @@ Requests are served one at a time by the model (a lock), while other
 connections wait; one failing request never affects the next.  A stream is
 generated on a thread of its own while the handler writes it, so the lock is
 never held during a write: a client that stops reading delays no one, and
-when it takes no byte for ``write_timeout`` its generation stops.
+when it takes no byte for ``write_timeout`` its generation stops.  With an
+outcome recorder installed, each generating request's new tool results are
+observed, and a reply with no tool call ends the conversation's run
+(``.._outcomes``).
 """
 
 from __future__ import annotations
