@@ -18,6 +18,11 @@ uses the three:
 
 What the plugin answers itself is marked in the run's state by call id, so the
 after-callback that ADK runs on it lets it through untouched.
+
+Each logical call, once finished (answered by the plugin, recovered, or clean),
+goes once to the outcome recorder (:func:`toolmend.integrations.observe_call`,
+a no-op unless one is installed) with the invocation id as the run, and
+``after_run_callback`` ends the run.
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ from toolmend.integrations import (
     aexecute,
     argument_errors,
     effect_of,
+    end_run,
+    observe_call,
     unknown_tool,
 )
 
@@ -237,16 +244,19 @@ class ToolMendPlugin(BasePlugin):
                 tool, tool_args, tool_context, returned_failure(result, verdict)
             )
         state.loop.after(tool.name, tool_args, None)
+        record = CallRecord.of_success(tool.name, call_id=call_id, arguments=dict(tool_args))
+        observe_call(record, tool_context.invocation_id)
         checked = await self._checked(tool, tool_args, tool_context, result)
         return None if checked is result else checked
 
     async def after_run_callback(self, *, invocation_context: InvocationContext) -> None:
-        """Forget the invocation's loop guard and marks.
+        """Forget the invocation's loop guard and marks; end its run for the outcome recorder.
 
         Args:
             invocation_context: The invocation that ended.
         """
         self._runs.drop(invocation_context.invocation_id)
+        end_run(invocation_context.invocation_id)
 
     # -- the call under the core ------------------------------------------------
 
@@ -281,7 +291,8 @@ class ToolMendPlugin(BasePlugin):
             )
             if isinstance(outcome, ToolFailure):
                 return self._answer(tool_context, outcome, effect=(effect, source))
-        self._log_retried(tool.name, tool_args, call_id, history)
+        retried = self._log_retried(tool.name, tool_args, call_id, history)
+        observe_call(retried, tool_context.invocation_id)
         checked = await self._checked(tool, tool_args, tool_context, outcome)
         return self._mark(tool_context, success_response(checked))
 
@@ -347,18 +358,18 @@ class ToolMendPlugin(BasePlugin):
             effect_source=effect[1] if effect else None,
             form=form.value,
         )
-        self._records.append(
-            CallRecord.of_failure(
-                shown,
-                source=source.value,
-                effect=effect[0].value if effect else None,
-                effect_source=effect[1] if effect else None,
-                form=form.value,
-                call_id=call_id,
-                shown=_text(response),
-                guidance_in_content=form is not Form.OFF and "guidance" in response,
-            )
+        record = CallRecord.of_failure(
+            shown,
+            source=source.value,
+            effect=effect[0].value if effect else None,
+            effect_source=effect[1] if effect else None,
+            form=form.value,
+            call_id=call_id,
+            shown=_text(response),
+            guidance_in_content=form is not Form.OFF and "guidance" in response,
         )
+        self._records.append(record)
+        observe_call(record, tool_context.invocation_id)
         return self._mark(tool_context, response)
 
     def _mark(self, tool_context: ToolContext, response: dict[str, Any]) -> dict[str, Any]:
@@ -373,18 +384,19 @@ class ToolMendPlugin(BasePlugin):
         arguments: Mapping[str, Any],
         call_id: str | None,
         history: list[AttemptRecord],
-    ) -> None:
+    ) -> CallRecord:
+        """Log and keep the record of a call that succeeded after retries; return it."""
         log.info(
             "toolmend: tool %s succeeded after %d attempts (call %s)",
             tool,
             len(history) + 1,
             call_id,
         )
-        self._records.append(
-            CallRecord.of_success(
-                tool, history=tuple(history), call_id=call_id, arguments=arguments
-            )
+        record = CallRecord.of_success(
+            tool, history=tuple(history), call_id=call_id, arguments=arguments
         )
+        self._records.append(record)
+        return record
 
 
 def _text(response: Mapping[str, Any]) -> str:

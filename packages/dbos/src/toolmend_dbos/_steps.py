@@ -7,6 +7,14 @@ write is repeated only when the core allows it.  The step's key is
 :func:`toolmend.durable.dbos_key` of the workflow id and step id, and its
 "started" record goes to DBOS's system database (the same URL), so a step DBOS
 re-runs after a crash is decided by :func:`toolmend.durable.on_replay`.
+
+Each step that runs reports its call to the outcome recorder
+(:func:`toolmend.integrations.observe_call`, a no-op unless
+:func:`~toolmend.integrations.record_outcomes` installed one) with the workflow
+id as the run: inside the step, so a step DBOS replays from its record is not
+reported twice.  The adapter does not see a workflow end; the recorder's bound
+on runs settles an ended workflow's failures, or the workflow calls
+``end_run(DBOS.workflow_id)`` as its last line.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ from dbos import DBOS, StepOptions
 
 from toolmend import Effect, RetryPolicy, ToolFailure
 from toolmend.durable import Recorded, SqlStepStore, StepStore, dbos_key, run_durably
-from toolmend.integrations import CallContext, execute
+from toolmend.integrations import AttemptRecord, CallContext, CallRecord, execute, observe_call
 
 __all__ = ["DurableTools", "step_options", "store_for_url"]
 
@@ -82,6 +90,20 @@ def _portable(failure: ToolFailure) -> ToolFailure:
     """The failure without exception objects, so DBOS can record it as the step's output."""
     history = tuple(dataclasses.replace(r, exception=None) for r in failure.history)
     return dataclasses.replace(failure, exception=None, history=history)
+
+
+def _record(
+    tool: str,
+    outcome: Any,
+    arguments: Mapping[str, Any],
+    history: list[AttemptRecord],
+    effect: Effect,
+) -> CallRecord:
+    """The finished step as the core's call record: its failure, or a success after ``history``."""
+    if isinstance(outcome, ToolFailure):
+        return CallRecord.of_failure(outcome, effect=effect.value)
+    record = CallRecord.of_success(tool, history=history, effect=effect.value, arguments=arguments)
+    return dataclasses.replace(record, replayed=True) if isinstance(outcome, Recorded) else record
 
 
 def _text(value: Any) -> str:
@@ -194,16 +216,21 @@ class DurableTools:
             return attempt
 
         def step(*args: Any, **kwargs: Any) -> Any:
-            key = dbos_key(str(DBOS.workflow_id), str(DBOS.step_id))
+            workflow = str(DBOS.workflow_id)
+            key = dbos_key(workflow, str(DBOS.step_id))
+            arguments = shown(args, kwargs)
+            history: list[AttemptRecord] = []
             outcome = run_durably(
                 thunk(args, kwargs),
                 store=self.store,
                 key=key,
                 text=_text,
-                arguments=shown(args, kwargs),
+                arguments=arguments,
                 policy=self.retry,
+                history=history,
                 **options,
             )
+            observe_call(_record(tool, outcome, arguments, history, options["effect"]), workflow)
             return _portable(outcome) if isinstance(outcome, ToolFailure) else outcome
 
         @functools.wraps(fn)

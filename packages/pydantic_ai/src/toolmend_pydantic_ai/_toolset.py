@@ -14,13 +14,18 @@ passes untouched: ``ModelRetry`` and ``ToolFailed`` from a function tool (its
 author chose them), deferrals and approvals.  An MCP toolset is different: it
 raises ``ModelRetry`` for *every* error result and protocol error, so there
 those are the failed results they stand for, classified like any other.
+
+Each call the core finished goes to the outcome recorder
+(:func:`toolmend.integrations.observe_call`, a no-op unless one is installed)
+with the run's ``run_id`` as the run; the run's own copy of the toolset (from
+:meth:`RecoveringToolset.for_run`) ends the run when the agent leaves it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Hashable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, Unpack
@@ -37,11 +42,14 @@ from toolmend.durable import Recorded, StepStore, arun_durably
 from toolmend.integrations import (
     AttemptRecord,
     CallContext,
+    CallRecord,
     Recovery,
     RecoveryOptions,
     ResultFailed,
     RunRegistry,
     aexecute,
+    end_run,
+    observe_call,
     scoped,
 )
 
@@ -114,6 +122,11 @@ def _text(value: Any) -> str:
         return repr(value)
 
 
+def _run_of(ctx: RunContext[Any]) -> Hashable:
+    """The run's id for the outcome recorder: its ``run_id``, else the identity of its messages."""
+    return ctx.run_id or f"run-{id(ctx.messages)}"
+
+
 def _value(result: Any) -> Any:
     """The result as the JSON value (or text) a contract reads, as Pydantic AI serializes it."""
     return result if isinstance(result, str) else to_jsonable_python(result)
@@ -170,11 +183,15 @@ class RecoveringToolset(WrapperToolset[AgentDepsT]):
         self.durable = durable
         self._store: StepStore | None = None
         self._names: list[str] = []
+        self._run: Hashable | None = None
+        """Set on a run's own copy (:meth:`for_run`): the run it ends on exit."""
 
     # -- the wrapper's own copies: dataclasses.replace would drop the options ----
 
-    def _rewrapped(self, wrapped: AbstractToolset[AgentDepsT]) -> RecoveringToolset[AgentDepsT]:
-        if wrapped is self.wrapped:
+    def _rewrapped(
+        self, wrapped: AbstractToolset[AgentDepsT], *, always: bool = False
+    ) -> RecoveringToolset[AgentDepsT]:
+        if wrapped is self.wrapped and not always:
             return self
         copy = RecoveringToolset.__new__(RecoveringToolset)
         copy.__dict__.update(self.__dict__)
@@ -182,12 +199,29 @@ class RecoveringToolset(WrapperToolset[AgentDepsT]):
         return copy
 
     async def for_run(self, ctx: RunContext[AgentDepsT]) -> AbstractToolset[AgentDepsT]:
-        """The wrapped toolset's per-run instance, wrapped the same way.
+        """The wrapped toolset's per-run instance, wrapped the same way, as the run's own copy.
+
+        The copy knows its run, so leaving it (the agent does at the run's end) ends
+        the run for the outcome recorder.
 
         Args:
             ctx: The run's context.
         """
-        return self._rewrapped(await self.wrapped.for_run(ctx))
+        copy = self._rewrapped(await self.wrapped.for_run(ctx), always=True)
+        copy._run = _run_of(ctx)
+        return copy
+
+    async def __aexit__(self, *args: Any) -> bool | None:
+        """Leave the wrapped toolset; a run's own copy ends its run for the outcome recorder.
+
+        Args:
+            *args: The exception, if any, as ``__aexit__`` receives it.
+        """
+        try:
+            return await super().__aexit__(*args)
+        finally:
+            if self._run is not None:
+                end_run(self._run)
 
     async def for_run_step(self, ctx: RunContext[AgentDepsT]) -> AbstractToolset[AgentDepsT]:
         """The wrapped toolset's per-step instance, wrapped the same way.
@@ -286,28 +320,34 @@ class RecoveringToolset(WrapperToolset[AgentDepsT]):
             "honours_key": name in self.keyed,
             "passthrough": _PASSTHROUGH,
         }
+        where = (_run_of(ctx), ctx.tool_call_id)
         with telemetry.tool_call(name, call_id=ctx.tool_call_id, framework="pydantic_ai"):
             store = self.store
             if store is not None and _durable.in_workflow():
 
                 async def step() -> Any:
-                    return await self._run(attempt, options, source, store)
+                    return await self._call(attempt, options, source, store, where)
 
                 result = await _durable.run_as_step(name, step)
             else:
-                result = await self._run(attempt, options, source, None)
+                result = await self._call(attempt, options, source, None, where)
         if isinstance(result, _Answer):
             raise result.exception()
         return result
 
-    async def _run(
+    async def _call(
         self,
         attempt: Callable[[CallContext], Awaitable[Any]],
         options: dict[str, Any],
         source: str,
         store: StepStore | None,
+        where: tuple[Hashable, str | None],
     ) -> Any:
-        """The call under the core: the tool's result (contract-checked) or an :class:`_Answer`."""
+        """The call under the core: the tool's result (contract-checked) or an :class:`_Answer`.
+
+        The finished call goes to the outcome recorder with ``where`` (the run, the
+        call's id); inside a DBOS step, so a replayed step is not reported again.
+        """
         history: list[AttemptRecord] = []
         outcome: Any
         if store is None:
@@ -322,6 +362,7 @@ class RecoveringToolset(WrapperToolset[AgentDepsT]):
                 **options,
             )
         form = self.recovery.form
+        _observe(outcome, options, source, form.value, history, where)
         if isinstance(outcome, Recorded):
             return outcome.text
         if isinstance(outcome, ToolFailure):
@@ -349,3 +390,31 @@ class RecoveringToolset(WrapperToolset[AgentDepsT]):
             log.exception("toolmend: could not check the result of %s; returned as is", name)
             return result
         return found.text if found.changed else result
+
+
+def _observe(
+    outcome: Any,
+    options: Mapping[str, Any],
+    source: str,
+    form: str,
+    history: list[AttemptRecord],
+    where: tuple[Hashable, str | None],
+) -> None:
+    """The finished call, as the core's record, to the outcome recorder."""
+    run, call_id = where
+    effect = options["effect"].value
+    if isinstance(outcome, ToolFailure):
+        record = CallRecord.of_failure(
+            outcome, effect=effect, effect_source=source, form=form, call_id=call_id
+        )
+    else:
+        record = CallRecord.of_success(
+            options["tool"],
+            history=history,
+            effect=effect,
+            effect_source=source,
+            form=form,
+            call_id=call_id,
+            arguments=options["arguments"],
+        )
+    observe_call(record, run)

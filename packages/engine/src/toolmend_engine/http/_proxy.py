@@ -12,7 +12,9 @@ The upstream's status, headers (each once, the upstream's ``Date`` and
 ``Server`` included), body and stream pass through as they come; a response to
 a request the layer ran on gains ``X-Tool-Errors``, errors included.  An
 unreachable upstream is a 502 with an OpenAI-style body (Anthropic-style on the
-Messages routes).
+Messages routes).  With an outcome recorder installed, the new tool results of
+each layered request (``count_tokens`` aside) are observed, and a 200 reply read
+as it passes with no tool call ends the conversation's run (``.._outcomes``).
 
 Connections to the upstream are kept alive and reused, each with TCP_NODELAY,
 so a short request costs the proxy about a millisecond rather than a TCP
@@ -40,6 +42,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 from toolmend import ContextPolicy, Form, telemetry
 
 from .._layer import HEADER, apply_layer, choose_form, header_value
+from .._outcomes import Conversations, ReplyCalls
 from ._base import BodyError, ClientGone, JsonHandler, Limits, Server, parse_json
 
 __all__ = ["ProxyServer", "Upstream", "make_proxy", "without_credentials"]
@@ -204,6 +207,7 @@ class ProxyServer(Server):
         limits: Limits | None = None,
     ) -> None:
         self.upstream = Upstream(upstream, timeout)
+        self.outcomes = Conversations()
         self.form = form
         self.context = context
         self.timeout = timeout
@@ -254,11 +258,13 @@ class ProxyHandler(JsonHandler):
 
     def _proxy(self, path: str) -> None:
         extra: list[tuple[str, str]] = []
+        self._run: str | None = None
+        self._reply: ReplyCalls | None = None
         try:
             data = self.read_body()
             fmt = _LAYERED.get(path) if self.command == "POST" else None
             if fmt is not None:
-                data, extra = self._layer(data, fmt)
+                data, extra = self._layer(data, fmt, observe=not path.endswith("/count_tokens"))
         except BodyError as exc:
             self.send_error_json(exc.status, str(exc), param=exc.param)
             return
@@ -271,7 +277,9 @@ class ProxyHandler(JsonHandler):
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _handle
 
-    def _layer(self, data: bytes, fmt: str) -> tuple[bytes, list[tuple[str, str]]]:
+    def _layer(
+        self, data: bytes, fmt: str, *, observe: bool
+    ) -> tuple[bytes, list[tuple[str, str]]]:
         try:
             body = parse_json(data)
         except BodyError:
@@ -296,6 +304,9 @@ class ProxyHandler(JsonHandler):
             context=self.server.context,
         )
         headers = [(HEADER, header_value(rewrite.report))]
+        if observe:
+            self._run = self.server.outcomes.observe(body, fmt, rewrite.report)
+            self._reply = ReplyCalls(fmt) if self._run is not None else None
         if not rewrite.report.changed and not had_field:
             return data, headers
         body[_CONVERSATION[fmt]] = rewrite.messages
@@ -337,6 +348,9 @@ class ProxyHandler(JsonHandler):
             connection.close()
         else:
             upstream.release(connection, response)
+            reply = self._reply
+            if reply is not None and response.status == 200 and self.command != "HEAD":
+                self.server.outcomes.replied(self._run, reply.found)
 
     def _relay(self, response: HTTPResponse, extra: list[tuple[str, str]]) -> None:
         ours = {name.lower() for name, _ in extra}
@@ -360,10 +374,14 @@ class ProxyHandler(JsonHandler):
                 response.status, content_type, [p for p in passed if p[0].lower() != "content-type"]
             )
             while chunk := response.read1(65536):
+                if self._reply is not None:
+                    self._reply.feed(chunk)
                 self.write_chunk(chunk)
             self.end_stream()
             return
         data = response.read()
+        if self._reply is not None:
+            self._reply.feed(data)
         self.begin_response(response.status, [*passed, ("Content-Length", str(len(data)))])
         self.end_headers()
         self.wfile.write(data)

@@ -11,7 +11,10 @@ Requests are served one at a time by the model (a lock), while other
 connections wait; one failing request never affects the next.  A stream is
 generated on a thread of its own while the handler writes it, so the lock is
 never held during a write: a client that stops reading delays no one, and
-when it takes no byte for ``write_timeout`` its generation stops.
+when it takes no byte for ``write_timeout`` its generation stops.  With an
+outcome recorder installed, each generating request's new tool results are
+observed, and a reply with no tool call ends the conversation's run
+(``.._outcomes``).
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ from urllib.parse import urlsplit
 from toolmend import telemetry
 
 from .._layer import HEADER, header_value
-from ..inference._service import ChatEngine, Prepared
+from .._outcomes import Conversations
+from ..inference._service import ChatEngine, Generation, Prepared
 from ._base import BodyError, ClientGone, JsonHandler, Limits, Server
 from ._errors import BadRequest
 from ._replies import anthropic_body, anthropic_events, chat_body, chat_chunks
@@ -48,6 +52,7 @@ class EngineServer(Server):
         self, address: tuple[str, int], engine: ChatEngine, limits: Limits | None = None
     ) -> None:
         self.engine = engine
+        self.outcomes = Conversations()
         super().__init__(address, EngineHandler, limits)
 
 
@@ -204,6 +209,17 @@ class EngineHandler(JsonHandler):
     def _prepared_headers(self, prepared: Prepared) -> None:
         self._headers = {HEADER: header_value(prepared.report)}
 
+    def _observed(self, body: Any, fmt: str, prepared: Prepared) -> str | None:
+        """The request's new tool results to the outcome recorder; their run (see ``_outcomes``)."""
+        if not isinstance(body, dict):
+            return None
+        return self.server.outcomes.observe(body, fmt, prepared.report)
+
+    def _replied(self, run: str | None, generation: Generation) -> None:
+        """The reply is known: one with no tool call ends the run."""
+        done = generation.completion
+        self.server.outcomes.replied(run, None if done is None else bool(done.calls))
+
     def _check_model(self, model: str | None) -> None:
         """Only the served model's names (or none): another name is the provider's 404."""
         if self.engine.serves(model):
@@ -217,10 +233,12 @@ class EngineHandler(JsonHandler):
         )
 
     def _chat(self) -> None:
-        request = parse_chat(self.read_json())
+        body = self.read_json()
+        request = parse_chat(body)
         self._check_model(request.model)
         prepared = self.engine.prepare_chat(request, self.client)
         self._prepared_headers(prepared)
+        run = self._observed(body, "openai", prepared)
         generation = self.engine.generation(
             prepared,
             max_tokens=request.max_tokens,
@@ -231,8 +249,9 @@ class EngineHandler(JsonHandler):
         created = int(time.time())
         if not request.stream:
             completion = generation.run()
-            body = chat_body(completion, self.engine.name, created, request.logprobs)
-            self.send_json(200, body, self._headers)
+            self._replied(run, generation)
+            reply = chat_body(completion, self.engine.name, created, request.logprobs)
+            self.send_json(200, reply, self._headers)
             return
         chunks = chat_chunks(
             generation,
@@ -243,24 +262,30 @@ class EngineHandler(JsonHandler):
             usage=request.include_usage,
         )
         self._stream(chunks, self.write_sse)
+        self._replied(run, generation)
         self.write_sse("[DONE]")
         self.end_stream()
 
     def _messages(self) -> None:
-        request = parse_anthropic(self.read_json())
+        body = self.read_json()
+        request = parse_anthropic(body)
         self._check_model(request.model)
         prepared = self.engine.prepare_anthropic(request, self.client)
         self._prepared_headers(prepared)
+        run = self._observed(body, "anthropic", prepared)
         generation = self.engine.generation(
             prepared, max_tokens=request.max_tokens, stop=request.stop
         )
         if not request.stream:
-            self.send_json(200, anthropic_body(generation.run(), self.engine.name), self._headers)
+            completion = generation.run()
+            self._replied(run, generation)
+            self.send_json(200, anthropic_body(completion, self.engine.name), self._headers)
             return
         ident = f"msg_{generation.ident}"
         self._send_events(
             anthropic_events(generation, ident, self.engine.name, len(prepared.tokens))
         )
+        self._replied(run, generation)
 
     def _stream(self, items: Generator[_Item, None, None], write: Callable[[_Item], None]) -> None:
         """Start an event stream and write ``items`` as they are generated (see ``_ahead``).
@@ -285,18 +310,22 @@ class EngineHandler(JsonHandler):
         self.end_stream()
 
     def _responses(self) -> None:
-        request = parse_responses(self.read_json())
+        body = self.read_json()
+        request = parse_responses(body)
         self._check_model(request.model)
         prepared = self.engine.prepare_responses(request, self.client)
         self._prepared_headers(prepared)
+        run = self._observed(body, "responses", prepared)
         generation = self.engine.generation(prepared, max_tokens=request.max_tokens)
         created, ident = int(time.time()), generation.ident
         if not request.stream:
             completion = generation.run()
-            body = responses_body(completion, request, ident, self.engine.name, created)
-            self.send_json(200, body, self._headers)
+            self._replied(run, generation)
+            reply = responses_body(completion, request, ident, self.engine.name, created)
+            self.send_json(200, reply, self._headers)
             return
         self._send_events(responses_events(generation, request, ident, self.engine.name, created))
+        self._replied(run, generation)
 
     def _render_responses(self) -> None:
         request = parse_responses(self.read_json())
