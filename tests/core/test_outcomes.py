@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from outcome_rows import Rows
 from toolmend.integrations import (
     CallRecord,
     Outcomes,
@@ -20,16 +21,6 @@ from toolmend.integrations import (
     record_outcomes,
     recording_outcomes,
 )
-
-
-class Rows:
-    """A sink that keeps rows."""
-
-    def __init__(self) -> None:
-        self.rows: list[dict[str, Any]] = []
-
-    def add(self, row: Mapping[str, Any]) -> None:
-        self.rows.append(dict(row))
 
 
 class Broken:
