@@ -173,6 +173,47 @@ def by_evidence(judged: Judged) -> None:
     print(f'| `precision="strict"` (codes, statuses, arguments re-read) | {n} | {shares} |')
 
 
+def with_the_call(rows: list[dict[str, Any]]) -> None:
+    """The rows that carry their call (``arguments``, ``schema``): the text alone, then the call.
+
+    ``fresh9.jsonl`` is the first blind batch collected with each call's arguments
+    and, for MCP tools, the tool's input schema.
+    """
+    called = [r for r in rows if isinstance(r.get("arguments"), dict)]
+    if not called:
+        return
+    failures = [r for r in called if r["label"] != "clean"]
+    clean = [r for r in called if r["label"] == "clean"]
+    print("| rows with their call | failures | correct | wrong | silent | clean | fp |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, extra in (
+        ("the text alone", {}),
+        ("plus arguments and schema", {"context": True}),
+        ('plus arguments and schema, `precision="strict"`', {"context": True, "strict": True}),
+    ):
+        c: Counter[str] = Counter()
+        for row in called:
+            flag = row.get("is_error")
+            verdict = toolmend.classify_result(
+                row["content"],
+                is_error=flag if flag is True else None,
+                tool=row.get("tool"),
+                arguments=row["arguments"] if extra.get("context") else None,
+                schema=row.get("schema") if extra.get("context") else None,
+                precision="strict" if extra.get("strict") else None,
+            )
+            kind = verdict.kind.value if verdict.failed and verdict.kind else None
+            if row["label"] == "clean":
+                c["fp"] += kind in GUIDED
+            elif kind not in GUIDED:
+                c["correct" if row["label"] == "ambiguous" else "silent"] += 1
+            else:
+                c["correct" if kind == row["label"] else "wrong"] += 1
+        n, k = len(failures), len(clean)
+        shares = " | ".join(f"{100 * c[x] / n:.1f}%" for x in ("correct", "wrong", "silent"))
+        print(f"| {name} | {n} | {shares} | {k} | {100 * c['fp'] / k if k else 0:.1f}% |")
+
+
 def _line(name: str, c: Counter[str]) -> str:
     f, k = c["failures"], c["clean"]
 
@@ -203,6 +244,8 @@ def main() -> None:
     by_part(judged)
     print()
     by_evidence(judged)
+    print()
+    with_the_call(rows)
     print(f"\nmedian classify_result() per result under 1 KB: {cost(list(corpus.rows())):.2f} µs")
 
 
