@@ -15,7 +15,16 @@ from __future__ import annotations
 
 from ._types import Detection, Report, Source
 from .classify._detect import text_of
-from .classify._learn import OUTCOMES, Conflict, Learned, Observed, learn, read_outcomes
+from .classify._learn import (
+    OUTCOMES,
+    Conflict,
+    Learned,
+    Observed,
+    OutcomeSource,
+    learn,
+    learned_rules,
+    read_outcomes,
+)
 from .classify._raised import ExceptionInfo, ResultFailed, describe_exception
 from .classify._signatures import error_signature
 from .classify._text import Classification, classify_text
@@ -73,6 +82,7 @@ __all__ = [
     "Note",
     "Observation",
     "Observed",
+    "OutcomeSource",
     "Recovery",
     "RecoveryOptions",
     "Report",
@@ -103,6 +113,7 @@ __all__ = [
     "format_arguments",
     "is_async",
     "learn",
+    "learned_rules",
     "parse_arguments",
     "pending_verdict",
     "read_outcomes",
