@@ -328,7 +328,12 @@ class OutcomeSource(Protocol):
     """Where outcomes are kept: anything whose ``lines`` gives ``toolmend learn``'s input."""
 
     def lines(self, *, since: float | None = None, tool: str | None = None) -> Iterable[str]:
-        """JSON lines of outcomes, recorded at or after ``since``, of ``tool`` if given."""
+        """JSON lines of outcomes, as ``toolmend learn`` reads them.
+
+        Args:
+            since: Only outcomes recorded at or after this time (``time.time()`` seconds).
+            tool: Only this tool's outcomes.
+        """
         ...
 
 
