@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
+from sql_databases import SqliteLocker, database_url
 from toolmend import Kind, Rule, Rules, classify_result, set_rules
 from toolmend.cli import main
 from toolmend.durable import SqlOutcomeStore, connection_of, open_outcomes, sqlite_outcomes
 from toolmend.integrations import error_signature, learned_rules
-from tools.pg_cluster import Cluster
 
 QUOTA = '{"reason": "QUOTA", "request": "r-%d"}'
 QUOTA_SIGNATURE = '{"reason": "QUOTA", "request": "<v>"}'
@@ -48,10 +48,7 @@ def row(
 @pytest.fixture(params=["sqlite", "postgres"])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A URL of an empty database that several stores (workers) can open."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'outcomes.db'}"
-    cluster: Cluster = request.getfixturevalue("postgres")
-    return cluster.database(f"o{abs(hash(request.node.name)) % 10**8}")
+    return database_url(request, tmp_path, "outcomes.db")
 
 
 def rows_of(store: SqlOutcomeStore, **filters: Any) -> list[dict[str, Any]]:
@@ -138,37 +135,18 @@ def test_a_closed_connection_is_logged_and_swallowed(
     ]
 
 
-_LOCKER = """
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("BEGIN EXCLUSIVE")
-print("locked", flush=True)
-sys.stdin.readline()
-conn.execute("COMMIT")
-"""
-
-
 def test_a_sqlite_file_locked_by_another_process_drops_the_row_and_logs(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "o.db"
     store = sqlite_outcomes(path, timeout=0.1)
-    locker = subprocess.Popen(
-        [sys.executable, "-c", _LOCKER, str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert locker.stdin is not None
-    assert locker.stdout is not None
+    locker = SqliteLocker(path)
     try:
-        assert locker.stdout.readline().strip() == "locked"
+        locker.lock()
         with caplog.at_level(logging.WARNING, logger="toolmend"):
             store.add(row(1))
     finally:
-        locker.stdin.write("release\n")
-        locker.stdin.flush()
-        locker.wait(10)
+        locker.release()
     assert [r.getMessage() for r in caplog.records] == [
         "toolmend: outcome not recorded in SqlOutcomeStore(sqlite): database is locked"
     ]

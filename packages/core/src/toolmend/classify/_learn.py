@@ -340,26 +340,17 @@ class OutcomeSource(Protocol):
 _WILD = frozenset("*?[")
 
 
+@dataclass(frozen=True, slots=True)
 class _StoreLoader:
     """Learns the rules again from every outcome in the store (see :func:`learned_rules`)."""
 
-    def __init__(
-        self,
-        store: OutcomeSource,
-        base: tuple[Rule, ...],
-        precision: str,
-        tools: tuple[str, ...] | None,
-        window: float | None,
-        min_support: int,
-        min_agreement: float,
-    ) -> None:
-        self.store = store
-        self.base = base
-        self.precision = precision
-        self.tools = tools
-        self.window = window
-        self.min_support = min_support
-        self.min_agreement = min_agreement
+    store: OutcomeSource
+    base: tuple[Rule, ...]
+    precision: str
+    tools: tuple[str, ...] | None
+    window: float | None
+    min_support: int
+    min_agreement: float
 
     def _lines(self) -> Iterator[str]:
         since = None if self.window is None else time.time() - self.window
