@@ -206,6 +206,41 @@ def test_the_table_is_pruned_by_count_and_by_age(tmp_path: Path) -> None:
     assert [r["run"] for r in rows_of(aged)] == ["run-8"]
 
 
+def test_observed_counts_in_sql_and_learns_what_the_lines_teach(store_url: str) -> None:
+    store = open_outcomes(store_url)
+    for i in range(4):
+        store.add(row(i))
+    store.add(row(5, "failed_again"))
+    store.add(row(6, tool="search", content="quota spent", signature="an older release's"))
+    assert [(o.tool, o.outcome, o.signature, o.count) for o in store.observed()] == [
+        ("billing", "failed_again", QUOTA_SIGNATURE, 1),
+        ("billing", "retry_succeeded", QUOTA_SIGNATURE, 4),
+        ("search", "retry_succeeded", "quota spent", 1),  # signed again from its text
+    ]
+    assert [o.count for o in store.observed(since=1_003.0, tool="billing")] == [1, 1]
+
+    class LinesOnly:
+        def lines(self, *, since: float | None = None, tool: str | None = None) -> Iterator[str]:
+            return store.lines(since=since, tool=tool)
+
+    counted = learned_rules(store, min_support=1, min_agreement=0.5).rules
+    assert counted == learned_rules(LinesOnly(), min_support=1, min_agreement=0.5).rules
+    assert [(r.tool, r.kind, r.support, r.agreement) for r in counted] == [
+        ("billing", "transient", 4, 0.8),
+        ("search", "transient", 1, 1.0),
+    ]
+
+
+def test_a_sqlite_store_writes_ahead_unless_told_not_to(tmp_path: Path) -> None:
+    def mode(path: Path) -> str:
+        with sqlite3.connect(path) as conn:
+            return str(conn.execute("PRAGMA journal_mode").fetchone()[0])
+
+    sqlite_outcomes(tmp_path / "wal.db")
+    sqlite_outcomes(tmp_path / "plain.db", wal=False)
+    assert (mode(tmp_path / "wal.db"), mode(tmp_path / "plain.db")) == ("wal", "delete")
+
+
 def test_store_urls_and_a_missing_store() -> None:
     with pytest.raises(ValueError, match=r"starts with sqlite:/// or postgresql://"):
         open_outcomes("mysql://x")

@@ -77,19 +77,21 @@ _OVERRIDE_AGREEMENT = 1.0
 
 @dataclass(frozen=True, slots=True)
 class Observed:
-    """One failure and what followed it.
+    """One failure and what followed it (or ``count`` alike, as a store sums them).
 
     Attributes:
         tool: The tool's name.
         text: The error text the tool gave.
         outcome: What followed (a key of :data:`OUTCOMES`).
         signature: The text's error signature.
+        count: How many such failures this stands for.
     """
 
     tool: str
     text: str
     outcome: str
     signature: str
+    count: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,9 +271,9 @@ def learn(
     example: dict[tuple[str, str], str] = {}
     read = 0
     for item in observed:
-        read += 1
+        read += item.count
         key = (item.tool, item.signature)
-        counts.setdefault(key, Counter())[item.outcome] += 1
+        counts.setdefault(key, Counter())[item.outcome] += item.count
         example.setdefault(key, item.text)
     rules: list[Rule] = []
     conflicts: list[Conflict] = []
@@ -325,7 +327,13 @@ def learn(
 
 
 class OutcomeSource(Protocol):
-    """Where outcomes are kept: anything whose ``lines`` gives ``toolmend learn``'s input."""
+    """Where outcomes are kept: anything whose ``lines`` gives ``toolmend learn``'s input.
+
+    A source that can count for itself also has ``observed(since=, tool=)``,
+    giving :class:`Observed` items with their ``count``
+    (:class:`~toolmend.durable.SqlOutcomeStore` groups in SQL), and
+    :func:`learned_rules` then reads that instead of every line.
+    """
 
     def lines(self, *, since: float | None = None, tool: str | None = None) -> Iterable[str]:
         """JSON lines of outcomes, as ``toolmend learn`` reads them.
@@ -352,16 +360,20 @@ class _StoreLoader:
     min_support: int
     min_agreement: float
 
-    def _lines(self) -> Iterator[str]:
+    def _observed(self) -> Iterator[Observed]:
         since = None if self.window is None else time.time() - self.window
+        names: tuple[str | None, ...] = (None,)
         if self.tools is not None and not any(_WILD & set(p) for p in self.tools):
-            for tool in self.tools:  # plain names: the store filters
-                yield from self.store.lines(since=since, tool=tool)
-            return
-        yield from self.store.lines(since=since)
+            names = self.tools  # plain names: the store filters
+        counted = getattr(self.store, "observed", None)
+        for tool in names:
+            if callable(counted):
+                yield from counted(since=since, tool=tool)
+            else:
+                yield from read_outcomes(self.store.lines(since=since, tool=tool))[0]
 
     def __call__(self) -> Rules:
-        observed, _ = read_outcomes(self._lines())
+        observed: Iterable[Observed] = self._observed()
         tools = self.tools
         if tools is not None:
             observed = [o for o in observed if any(fnmatch.fnmatchcase(o.tool, p) for p in tools)]
@@ -401,8 +413,9 @@ def learned_rules(
     read that fails (the set then starts with ``base`` alone).  A learned rule
     applies to the tool whose outcomes taught it, with basis
     ``learned:<signature>``, under the same thresholds and conflict rules as
-    :func:`learn`.  Each reading learns from every row in ``window``: its cost
-    grows with the store's rows (bounded by the store's ``keep``).
+    :func:`learn`.  A reading uses the store's ``observed`` when it has one
+    (counts per tool, signature and outcome, made in SQL), else every line in
+    ``window``; either way its cost grows with the rows the store keeps.
 
     Args:
         store: Where the outcomes are (:class:`~toolmend.durable.SqlOutcomeStore`,
