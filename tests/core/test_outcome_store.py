@@ -257,14 +257,13 @@ def _cli(args: list[str], stdin: str = "") -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def test_learn_reads_the_store_with_files_and_since(tmp_path: Path) -> None:
-    path = tmp_path / "o.db"
-    store = sqlite_outcomes(path)
+def test_learn_reads_the_store_with_files_and_since(store_url: str, tmp_path: Path) -> None:
+    store = open_outcomes(store_url)
     now = time.time()
     for i in range(2):
         store.add(row(i, at=now - 10))
     store.add(row(2, at=now - 10_000))  # older than --since
-    url = f"sqlite:///{path}"
+    url = store_url
     code, out, err = _cli(["learn", "--store", url, "--since", "3600"], stdin="ignored")
     assert (code, json.loads(out)) == (0, {"rules": []})
     assert err == "toolmend learn: 2 failures read, 0 rules, 1 signatures undecided, 0 conflicts\n"
