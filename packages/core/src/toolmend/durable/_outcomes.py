@@ -27,7 +27,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,18 +61,6 @@ def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(jsonable(value), sort_keys=True)
-
-
-def _where(since: float | None, tool: str | None) -> tuple[str, list[Any]]:
-    where: list[str] = []
-    params: list[Any] = []
-    if since is not None:
-        where.append("at >= ?")
-        params.append(float(since))
-    if tool is not None:
-        where.append("tool = ?")
-        params.append(tool)
-    return (f" WHERE {' AND '.join(where)}" if where else ""), params
 
 
 class SqlOutcomeStore:
@@ -179,6 +167,21 @@ class SqlOutcomeStore:
             )[0]
         return removed
 
+    def _select(
+        self, columns: str, tail: str, since: float | None, tool: str | None
+    ) -> list[Sequence[Any]]:
+        where: list[str] = []
+        params: list[Any] = []
+        if since is not None:
+            where.append("at >= ?")
+            params.append(float(since))
+        if tool is not None:
+            where.append("tool = ?")
+            params.append(tool)
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        sql = f"SELECT {columns} FROM toolmend_outcomes{clause}{tail}"
+        return run_statement(self.connect, self.dialect, sql, params)[1]
+
     def observed(self, *, since: float | None = None, tool: str | None = None) -> list[Observed]:
         """The rows counted per (tool, signature, outcome) in SQL: what learning needs.
 
@@ -191,13 +194,11 @@ class SqlOutcomeStore:
             since: Only rows recorded at or after this time (``time.time()`` seconds).
             tool: Only this tool's rows.
         """
-        clause, params = _where(since, tool)
-        _, rows = run_statement(
-            self.connect,
-            self.dialect,
-            "SELECT tool, signature, outcome, COUNT(*), MIN(content) FROM toolmend_outcomes"
-            f"{clause} GROUP BY tool, signature, outcome ORDER BY tool, signature, outcome",
-            params,
+        rows = self._select(
+            "tool, signature, outcome, COUNT(*), MIN(content)",
+            " GROUP BY tool, signature, outcome ORDER BY tool, signature, outcome",
+            since,
+            tool,
         )
         signed: dict[str, str] = {}
         found: list[Observed] = []
@@ -219,13 +220,7 @@ class SqlOutcomeStore:
             since: Only rows recorded at or after this time (``time.time()`` seconds).
             tool: Only this tool's rows.
         """
-        clause, params = _where(since, tool)
-        _, rows = run_statement(
-            self.connect,
-            self.dialect,
-            f"SELECT {_COLUMNS} FROM toolmend_outcomes{clause} ORDER BY at",
-            params,
-        )
+        rows = self._select(_COLUMNS, " ORDER BY at", since, tool)
         for found_tool, content, arguments, outcome, signature, run, at in rows:
             line = {
                 "tool": found_tool,
