@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from sql_databases import SqliteLocker
 from toolmend import Effect, Kind, RetryPolicy, ToolFailure
 from toolmend.durable import (
     LANDED_TEXT,
@@ -358,45 +359,21 @@ def test_a_step_whose_start_cannot_be_recorded_is_not_run(tmp_path: Path) -> Non
     assert bank.effects == ["b1"]
 
 
-_LOCKER = """
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-sys.stdin.readline()
-conn.execute("BEGIN EXCLUSIVE")
-print("locked", flush=True)
-sys.stdin.readline()
-conn.execute("COMMIT")
-"""
-
-
 def test_a_database_locked_by_another_process_after_the_effect_does_not_duplicate(
     tmp_path: Path,
 ) -> None:
     """Issue 29.1 with a real lock: another process holds the SQLite file exclusively."""
-    import subprocess
-    import sys
-
     path = tmp_path / "steps.db"
     conn = sqlite3.connect(path, check_same_thread=False, timeout=0.2)
     store = SqlStepStore(connection_of(conn, threading.Lock()), "sqlite")
     store.budget("pay")  # the budget row exists, as after any earlier call
     bank = Bank()
-    locker = subprocess.Popen(
-        [sys.executable, "-c", _LOCKER, str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert locker.stdin is not None
+    locker = SqliteLocker(path)
     try:
 
         def pay_then_lose_the_database(ctx: CallContext) -> str:
             bank.pay(ctx, dedup=False)
-            assert locker.stdin is not None
-            assert locker.stdout is not None
-            locker.stdin.write("lock\n")
-            locker.stdin.flush()
-            assert locker.stdout.readline().strip() == "locked"
+            locker.lock()
             return "paid"
 
         out = run_durably(
@@ -405,9 +382,7 @@ def test_a_database_locked_by_another_process_after_the_effect_does_not_duplicat
         )  # fmt: skip
         assert out == "paid"
     finally:
-        locker.stdin.write("release\n")
-        locker.stdin.flush()
-        locker.wait(10)
+        locker.release()
     assert store.record("l1") == StepRecord("l1", "pay", Mark.STARTED)
     assert_resume_does_not_repeat(pay_then_lose_the_database, store, "l1", bank)
 

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from dbos import DBOS, SetWorkflowID
 
+from sql_databases import database_url
 from toolmend import RetryPolicy, ToolFailure
 from toolmend.durable import LANDED_TEXT, Recorded, dbos_key
 from toolmend.integrations import CallContext
 from toolmend_dbos import DurableTools, step_options
-from tools.pg_cluster import Cluster
 
 
 class Ledger:
@@ -124,10 +124,7 @@ def worker(url: str, ledger: Ledger, setup: str, die: str | None, out: Path) -> 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def system_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'dbos.sqlite'}"
-    cluster: Cluster = request.getfixturevalue("postgres")
-    return cluster.database(f"dbos_{uuid.uuid4().hex[:8]}")
+    return database_url(request, tmp_path, "dbos.sqlite")
 
 
 def crash_and_recover(system_db: str, tmp_path: Path, setup: str, die: str) -> tuple[int, str]:

@@ -8,7 +8,8 @@ classification rule, and ``span``, the text or code that decided) and
 ``signature`` (the error's template) to a failed result.  ``--rules FILE`` (both
 commands) loads user or learned rules; ``--precision strict`` lets only flags,
 envelopes, codes, statuses, argument readers and rules decide a kind.  ``learn``
-turns outcome records into a rules file for review.
+turns outcome records into a rules file for review, from files, standard
+input or an outcome store (``--store URL``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import argparse
 import io
 import json
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
@@ -208,10 +210,18 @@ def _rewrite(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Te
     return 0
 
 
+def _store_lines(url: str, since: float | None) -> list[str]:
+    """The outcome store's lines, recorded in the last ``since`` seconds if given."""
+    from .durable._outcomes import open_outcomes
+
+    store = open_outcomes(url, setup=False)
+    return list(store.lines(since=None if since is None else time.time() - since))
+
+
 def _learn(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     lines: list[str] = []
     try:
-        for name in args.files or ["-"]:
+        for name in args.files or ([] if args.store else ["-"]):
             if name == "-":
                 lines.extend(stdin)
             else:
@@ -220,6 +230,12 @@ def _learn(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: Text
     except OSError as exc:
         stderr.write(f"toolmend learn: {exc}\n")
         return 2
+    if args.store:
+        try:
+            lines.extend(_store_lines(args.store, args.since))
+        except Exception as exc:  # any driver's error: say it, do not trace back
+            stderr.write(f"toolmend learn: cannot read the store: {exc}\n")
+            return 2
     observed, skipped = read_outcomes(lines)
     learned = learn(
         observed,
@@ -280,7 +296,23 @@ def _parser() -> argparse.ArgumentParser:
         "is_error, arguments, outcome}, CallRecords, or OTLP JSON spans) and write one "
         "rule per (tool, error signature) with enough agreeing outcomes.",
     )
-    ln.add_argument("files", nargs="*", help="JSON Lines files (default: standard input)")
+    ln.add_argument(
+        "files", nargs="*", help="JSON Lines files (default: standard input, unless --store)"
+    )
+    ln.add_argument(
+        "--store",
+        default=None,
+        metavar="URL",
+        help="also read an outcome store: sqlite:///FILE (sqlite:////ABSOLUTE/FILE) "
+        "or postgresql://...",
+    )
+    ln.add_argument(
+        "--since",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --store: only outcomes recorded in the last SECONDS seconds",
+    )
     ln.add_argument("--output", default=None, help="write the rules file here")
     ln.add_argument(
         "--min-support",

@@ -22,7 +22,9 @@ from .classify._learn import (
     Conflict,
     Learned,
     Observed,
+    OutcomeSource,
     learn,
+    learned_rules,
     read_outcomes,
 )
 from .classify._raised import ExceptionInfo, ResultFailed, describe_exception
@@ -94,6 +96,7 @@ __all__ = [
     "Observation",
     "Observed",
     "OutcomeSink",
+    "OutcomeSource",
     "Outcomes",
     "Recovery",
     "RecoveryOptions",
@@ -126,6 +129,7 @@ __all__ = [
     "format_arguments",
     "is_async",
     "learn",
+    "learned_rules",
     "observe_call",
     "outcome_row",
     "parse_arguments",

@@ -28,16 +28,21 @@ Inputs, one JSON object per line, any mix:
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import logging
+import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .._types import Kind
 from ._detect import classify_result
-from ._rules import Rule, Rules
+from ._rules import BALANCED, Rule, Rules
 from ._signatures import error_signature
+
+log = logging.getLogger("toolmend")
 
 __all__ = [
     "MIN_AGREEMENT",
@@ -46,7 +51,9 @@ __all__ = [
     "Conflict",
     "Learned",
     "Observed",
+    "OutcomeSource",
     "learn",
+    "learned_rules",
     "read_outcomes",
 ]
 
@@ -70,19 +77,21 @@ _OVERRIDE_AGREEMENT = 1.0
 
 @dataclass(frozen=True, slots=True)
 class Observed:
-    """One failure and what followed it.
+    """One failure and what followed it (or ``count`` alike, as a store sums them).
 
     Attributes:
         tool: The tool's name.
         text: The error text the tool gave.
         outcome: What followed (a key of :data:`OUTCOMES`).
         signature: The text's error signature.
+        count: How many such failures this stands for.
     """
 
     tool: str
     text: str
     outcome: str
     signature: str
+    count: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,9 +271,9 @@ def learn(
     example: dict[tuple[str, str], str] = {}
     read = 0
     for item in observed:
-        read += 1
+        read += item.count
         key = (item.tool, item.signature)
-        counts.setdefault(key, Counter())[item.outcome] += 1
+        counts.setdefault(key, Counter())[item.outcome] += item.count
         example.setdefault(key, item.text)
     rules: list[Rule] = []
     conflicts: list[Conflict] = []
@@ -315,3 +324,128 @@ def learn(
             )
         )
     return Learned(tuple(rules), tuple(conflicts), tuple(undecided), read, tuple(skipped))
+
+
+class OutcomeSource(Protocol):
+    """Where outcomes are kept: anything whose ``lines`` gives ``toolmend learn``'s input.
+
+    A source that can count for itself also has ``observed(since=, tool=)``,
+    giving :class:`Observed` items with their ``count``
+    (:class:`~toolmend.durable.SqlOutcomeStore` groups in SQL), and
+    :func:`learned_rules` then reads that instead of every line.
+    """
+
+    def lines(self, *, since: float | None = None, tool: str | None = None) -> Iterable[str]:
+        """JSON lines of outcomes, as ``toolmend learn`` reads them.
+
+        Args:
+            since: Only outcomes recorded at or after this time (``time.time()`` seconds).
+            tool: Only this tool's outcomes.
+        """
+        ...
+
+
+_WILD = frozenset("*?[")
+
+
+@dataclass(frozen=True, slots=True)
+class _StoreLoader:
+    """Learns the rules again from every outcome in the store (see :func:`learned_rules`)."""
+
+    store: OutcomeSource
+    base: tuple[Rule, ...]
+    precision: str
+    tools: tuple[str, ...] | None
+    window: float | None
+    min_support: int
+    min_agreement: float
+
+    def _observed(self) -> Iterator[Observed]:
+        since = None if self.window is None else time.time() - self.window
+        names: tuple[str | None, ...] = (None,)
+        if self.tools is not None and not any(_WILD & set(p) for p in self.tools):
+            names = self.tools  # plain names: the store filters
+        counted = getattr(self.store, "observed", None)
+        for tool in names:
+            if callable(counted):
+                yield from counted(since=since, tool=tool)
+            else:
+                yield from read_outcomes(self.store.lines(since=since, tool=tool))[0]
+
+    def __call__(self) -> Rules:
+        observed: Iterable[Observed] = self._observed()
+        tools = self.tools
+        if tools is not None:
+            observed = [o for o in observed if any(fnmatch.fnmatchcase(o.tool, p) for p in tools)]
+        learned = learn(observed, min_support=self.min_support, min_agreement=self.min_agreement)
+        log.debug(
+            "toolmend: %d rules learned from %d outcomes in %r (%d conflicts dropped)",
+            len(learned.rules),
+            learned.read,
+            self.store,
+            sum(1 for c in learned.conflicts if c.kept != "learned"),
+        )
+        return Rules((*self.base, *learned.rules), precision=self.precision)
+
+    def __str__(self) -> str:
+        return f"rules learned from {self.store!r}"
+
+
+def learned_rules(
+    store: OutcomeSource,
+    *,
+    refresh: float = 60.0,
+    min_support: int = MIN_SUPPORT,
+    min_agreement: float = MIN_AGREEMENT,
+    tools: Iterable[str] | None = None,
+    window: float | None = None,
+    precision: str = BALANCED,
+    base: Rules | Iterable[Rule | Mapping[str, Any]] = (),
+    clock: Callable[[], float] = time.monotonic,
+) -> Rules:
+    """Rules learned from an outcome store, learned again every ``refresh`` seconds.
+
+    What ``toolmend learn --store`` would write, kept current while agents run:
+    install it for every adapter with ``set_rules(learned_rules(store))``.  The
+    store is read again on use once ``refresh`` seconds have passed (no thread),
+    by the one call that notices; a store that fails leaves the last rules in
+    force and logs a warning on the ``toolmend`` logger, and so does a first
+    read that fails (the set then starts with ``base`` alone).  A learned rule
+    applies to the tool whose outcomes taught it, with basis
+    ``learned:<signature>``, under the same thresholds and conflict rules as
+    :func:`learn`.  A reading uses the store's ``observed`` when it has one
+    (counts per tool, signature and outcome, made in SQL), else every line in
+    ``window``; either way its cost grows with the rows the store keeps.
+
+    Args:
+        store: Where the outcomes are (:class:`~toolmend.durable.SqlOutcomeStore`,
+            or anything with its ``lines(since=, tool=)``).
+        refresh: Seconds between two readings of the store.
+        min_support: Agreeing outcomes a signature needs.
+        min_agreement: The share of its evidence that must agree (0-1).
+        tools: ``fnmatch`` patterns of the tools to learn for (default: all).
+        window: Learn only from outcomes of the last ``window`` seconds (default: all kept).
+        precision: The set's precision: ``balanced`` or ``strict``.
+        base: Rules kept in front of the learned ones (user rules, a reviewed
+            rules file); a learned rule of ``base`` wins over one of the store.
+        clock: Monotonic seconds, for the refresh interval (tests pass a fake one).
+
+    Returns:
+        The rules, following the store.
+    """
+    fixed = base.rules if isinstance(base, Rules) else Rules(base).rules
+    loader = _StoreLoader(
+        store,
+        fixed,
+        precision,
+        None if tools is None else tuple(tools),
+        window,
+        min_support,
+        min_agreement,
+    )
+    try:
+        first = loader()
+    except Exception as exc:  # configuration must not fail because the store is down
+        log.warning("toolmend: %s not loaded, starting without them: %s", loader, exc)
+        first = Rules(fixed, precision=precision)
+    return Rules(first.rules, precision=precision, loader=loader, refresh=refresh, clock=clock)

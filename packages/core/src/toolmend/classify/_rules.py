@@ -30,7 +30,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -156,34 +156,49 @@ def _field(obj: Any, path: str) -> Any:
 class Rules:
     """An ordered set of rules: the first that matches decides.
 
+    A set can follow a source (a file, an outcome store): ``loader`` is called
+    again on use once ``refresh`` seconds have passed since the last call (no
+    thread; one caller at a time, the others go on with the rules in force).
+    It returns the new set, or ``None`` when nothing changed; when it raises,
+    the last rules stay and the error is logged on the ``toolmend`` logger.
+
     Args:
         rules: The rules (or their mappings), in order.
         precision: ``balanced`` (wording may decide a kind) or ``strict`` (only
             flags, envelopes, codes, statuses, argument readers and rules may).
+        loader: Reads the rules again: a fresh :class:`Rules`, or ``None`` if unchanged.
+        refresh: Seconds between calls of ``loader`` (``None``: never).
+        clock: Monotonic seconds (tests pass a fake one).
     """
 
     __slots__ = (
         "_checked",
+        "_clock",
         "_has_fields",
         "_learned",
+        "_loader",
         "_lock",
         "_phrased",
-        "_source",
-        "_stamp",
         "precision",
         "refresh",
         "rules",
     )
 
     def __init__(
-        self, rules: Iterable[Rule | Mapping[str, Any]] = (), *, precision: str = BALANCED
+        self,
+        rules: Iterable[Rule | Mapping[str, Any]] = (),
+        *,
+        precision: str = BALANCED,
+        loader: Callable[[], Rules | None] | None = None,
+        refresh: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
-        self._source: Path | None = None
-        self._stamp: float | None = None
-        self.refresh: float | None = None
-        self._checked = 0.0
+        self._loader = loader
+        self.refresh = refresh if loader is not None else None
+        self._clock = clock
+        self._checked = clock()
         self._lock = threading.Lock()
         self._set(tuple(r if isinstance(r, Rule) else Rule(**dict(r)) for r in rules), precision)
 
@@ -205,28 +220,30 @@ class Rules:
         return bool(self.rules) or self.precision != BALANCED
 
     def _reload(self) -> None:
-        """Read the file again when ``refresh`` seconds passed and it changed since."""
-        source, every = self._source, self.refresh
-        if source is None or every is None:
+        """Call the loader when ``refresh`` seconds passed; keep the last rules if it fails."""
+        loader, every = self._loader, self.refresh
+        if loader is None or every is None:
             return
-        now = time.monotonic()
+        now = self._clock()
         if now - self._checked < every or not self._lock.acquire(blocking=False):
             return
         try:
             self._checked = now
-            stamp = source.stat().st_mtime
-            if stamp != self._stamp:
-                fresh = load_rules(source)
+            fresh = loader()
+            if fresh is not None:
                 self._set(fresh.rules, fresh.precision)
-                self._stamp = stamp
-        except (OSError, ValueError, TypeError) as exc:
-            log.warning("toolmend: rules file %s not reloaded, the last one stays: %s", source, exc)
+        except Exception as exc:  # a source that fails must never fail a tool call
+            log.warning("toolmend: %s not reloaded, the last one stays: %s", loader, exc)
         finally:
             self._lock.release()
 
     @property
     def has_phrases(self) -> bool:
-        """Whether any phrase, code or field rule is in the set (checked before built-ins)."""
+        """Whether any phrase, code or field rule is in the set (checked before built-ins).
+
+        Every classification asks this first, so a set that follows a source
+        (``loader``) checks its refresh interval here.
+        """
         self._reload()
         return bool(self._phrased)
 
@@ -326,10 +343,25 @@ def load_rules(path: str | PathLike[str], *, refresh: float | None = None) -> Ru
     if not isinstance(items, list):
         raise ValueError(f"{path}: expected a list of rules under 'rules'")
     precision = data.get("precision", BALANCED) if isinstance(data, Mapping) else BALANCED
-    rules = Rules(items, precision=str(precision))
-    if refresh is not None:
-        rules._source = Path(path)
-        rules._stamp = rules._source.stat().st_mtime
-        rules.refresh = refresh
-        rules._checked = time.monotonic()
-    return rules
+    if refresh is None:
+        return Rules(items, precision=str(precision))
+    return Rules(items, precision=str(precision), loader=_FileLoader(Path(path)), refresh=refresh)
+
+
+class _FileLoader:
+    """Reads a rules file again when its modification time changed."""
+
+    def __init__(self, source: Path) -> None:
+        self.source = source
+        self.stamp = source.stat().st_mtime
+
+    def __call__(self) -> Rules | None:
+        stamp = self.source.stat().st_mtime
+        if stamp == self.stamp:
+            return None
+        fresh = load_rules(self.source)
+        self.stamp = stamp
+        return fresh
+
+    def __str__(self) -> str:
+        return f"rules file {self.source}"

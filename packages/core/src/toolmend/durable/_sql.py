@@ -25,7 +25,16 @@ from typing import Any, Literal
 from ..run._retry import RetryBudget
 from ._steps import Mark, StepRecord
 
-__all__ = ["SCHEMA", "SharedRetryBudget", "SqlStepStore", "connection_of"]
+__all__ = [
+    "SCHEMA",
+    "Connect",
+    "Dialect",
+    "SharedRetryBudget",
+    "SqlStepStore",
+    "connection_of",
+    "create_tables",
+    "run_statement",
+]
 
 Dialect = Literal["sqlite", "postgres"]
 Connect = Callable[[], AbstractContextManager[Any]]
@@ -71,6 +80,59 @@ def _values(row: Any) -> Sequence[Any]:
     return list(row.values()) if isinstance(row, Mapping) else list(row)
 
 
+def run_statement(
+    connect: Connect, dialect: Dialect, sql: str, params: Sequence[Any] = ()
+) -> tuple[int, list[Sequence[Any]]]:
+    """Run one statement on a connection from ``connect`` and commit it; (rowcount, rows).
+
+    A failed statement is rolled back first, so a shared connection never stays
+    in a failed transaction.
+
+    Args:
+        connect: Returns a context manager that yields a DB-API connection.
+        dialect: ``"sqlite"`` or ``"postgres"`` (whose ``?`` placeholders become ``%s``).
+        sql: The statement, with ``?`` placeholders.
+        params: Its parameters.
+    """
+    if dialect == "postgres":
+        sql = sql.replace("?", "%s")
+    with connect() as conn:
+        cursor = conn.cursor()
+        try:
+            cursor.execute(sql, tuple(params))
+            rows = [_values(r) for r in cursor.fetchall()] if cursor.description else []
+            count = int(cursor.rowcount)
+        except Exception:
+            conn.rollback()
+            raise
+        finally:
+            cursor.close()
+        conn.commit()
+    return count, rows
+
+
+def create_tables(connect: Connect, dialect: Dialect, statements: Sequence[str]) -> None:
+    """Run idempotent ``CREATE ... IF NOT EXISTS`` statements, retried a few times.
+
+    Postgres can fail two concurrent ``CREATE TABLE IF NOT EXISTS`` of one table
+    (a unique violation in its catalog), so workers starting together retry.
+
+    Args:
+        connect: Returns a context manager that yields a DB-API connection.
+        dialect: ``"sqlite"`` or ``"postgres"``.
+        statements: The statements, in order.
+    """
+    for statement in statements:
+        for attempt in range(5):
+            try:
+                run_statement(connect, dialect, statement)
+                break
+            except Exception:
+                if attempt == 4:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+
+
 class SqlStepStore:
     """Step records and shared per-tool budgets in the engine's SQL database.
 
@@ -102,20 +164,8 @@ class SqlStepStore:
             self.setup()
 
     def setup(self) -> None:
-        """Create the tables if they are missing.
-
-        Postgres can fail two concurrent ``CREATE TABLE IF NOT EXISTS`` of one table
-        (a unique violation in its catalog), so workers starting together retry.
-        """
-        for statement in SCHEMA:
-            for attempt in range(5):
-                try:
-                    self.execute(statement)
-                    break
-                except Exception:
-                    if attempt == 4:
-                        raise
-                    time.sleep(0.05 * (attempt + 1))
+        """Create the tables if they are missing (see :func:`create_tables`)."""
+        create_tables(self.connect, self.dialect, SCHEMA)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> tuple[int, list[Sequence[Any]]]:
         """Run one statement and commit it; returns (rowcount, rows).
@@ -124,21 +174,7 @@ class SqlStepStore:
             sql: The statement, with ``?`` placeholders (translated for Postgres).
             params: Its parameters.
         """
-        if self.dialect == "postgres":
-            sql = sql.replace("?", "%s")
-        with self.connect() as conn:
-            cursor = conn.cursor()
-            try:
-                cursor.execute(sql, tuple(params))
-                rows = [_values(r) for r in cursor.fetchall()] if cursor.description else []
-                count = int(cursor.rowcount)
-            except Exception:
-                conn.rollback()  # a shared connection must not stay in a failed transaction
-                raise
-            finally:
-                cursor.close()
-            conn.commit()
-        return count, rows
+        return run_statement(self.connect, self.dialect, sql, params)
 
     # -- steps -------------------------------------------------------------------------
 
