@@ -264,7 +264,9 @@ def test_learn_reads_the_store_with_files_and_since(store_url: str, tmp_path: Pa
         store.add(row(i, at=now - 10))
     store.add(row(2, at=now - 10_000))  # older than --since
     url = store_url
-    code, out, err = _cli(["learn", "--store", url, "--since", "3600"], stdin="ignored")
+    code, out, err = _cli(
+        ["learn", "--store", url, "--since", "3600", "--min-support", "3"], stdin="ignored"
+    )
     assert (code, json.loads(out)) == (0, {"rules": []})
     assert err == "toolmend learn: 2 failures read, 0 rules, 1 signatures undecided, 0 conflicts\n"
     extra = tmp_path / "more.jsonl"
