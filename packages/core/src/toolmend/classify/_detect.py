@@ -121,15 +121,22 @@ _OPENCODE_EXIT = re.compile(r"Exited with code (-?\d+)")
 AGENTS = {"qwencode/": "qwen", "codex": "codex", "kilo-code/": "kilo", "opencode/": "opencode"}
 
 
+# An agent sends the same User-Agent with every result: its reading is remembered.
+_AGENT_OF: dict[str, str | None] = {}
+_AGENT_MEMO = 256
+
+
 def agent_of(client: str | None) -> str | None:
     """Which recorded coding agent a User-Agent names, if any."""
     if not client:
         return None
+    if client in _AGENT_OF:
+        return _AGENT_OF[client]
     lowered = client.strip().lower()
-    for prefix, agent in AGENTS.items():
-        if lowered.startswith(prefix):
-            return agent
-    return None
+    found = next((agent for prefix, agent in AGENTS.items() if lowered.startswith(prefix)), None)
+    if len(_AGENT_OF) < _AGENT_MEMO:
+        _AGENT_OF[client] = found
+    return found
 
 
 def _nonzero(value: str) -> bool:
@@ -403,9 +410,13 @@ def _plainly_clean(text: str) -> bool:
         return False
     # The suspect words, each holding a colon or a parenthesis, grouped by a common part
     # so that a clean head is scanned six times rather than once per word.
-    if (":" in head or "(" in head) and _suspect_word_in(head):
+    colon = ":" in head
+    if (colon or "(" in head) and _suspect_word_in(head):
         return False
-    if "ERROR:  " in stripped or _SCHEMA_MARK in head:
+    # psql's "ERROR:  " may stand past the head; within it, it needs a colon there.
+    if (colon or len(stripped) > _START_WINDOW) and "ERROR:  " in stripped:
+        return False
+    if _SCHEMA_MARK in head:
         return False
     # A bare exception name ends with its class name: the pattern runs only then.
     if (
@@ -414,6 +425,8 @@ def _plainly_clean(text: str) -> bool:
         and _BARE_EXCEPTION.fullmatch(stripped) is not None
     ):
         return False
+    if not colon:
+        return True
     # "curl: (7) ...", "psql: error: ...": a program's name, then its error.
     named = _WORD_COLON.match(stripped) if stripped.find(": ", 1, 34) > 0 else None
     return named is None or not stripped.startswith(_PROGRAM_WORDS, named.end())
