@@ -15,6 +15,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.tools import tool
 from lc_support import ai, call
 
+from toolmend import Form
+from toolmend.integrations import Report
 from toolmend_langchain import ToolMendMiddleware, _convert, rewrite_messages
 from toolmend_langchain.testing import ScriptedChatModel
 
@@ -65,18 +67,16 @@ def test_requests_after_succeeded_calls_convert_no_message(conversions: list[Any
     assert len(sizes) == STEPS + 1
     assert sizes[-1] == 2 * STEPS + 1
     assert len(messages) == 2 * STEPS + 2
-    # The first request has no AI turn yet, so no decision step: its one message is
-    # read as the whole conversation.  No later request converts anything.
-    assert conversions == messages[:1]
+    assert conversions == []
 
 
 def test_only_the_request_after_a_failure_reads_the_history(conversions: list[Any]) -> None:
     messages, sizes = run(fails_at=10)
     assert len(sizes) == STEPS + 1
-    # Besides the first request's one message, the request right after the failed call
-    # (the 11th) converts its messages once; every other request converts none.
+    # The request right after the failed call (the 11th) converts its messages once;
+    # every other request converts none.
     assert sizes[11] == 24  # its 23 messages and C3's note
-    assert conversions == messages[:1] + messages[:23]
+    assert conversions == messages[:23]
 
 
 def test_a_quiet_step_answers_as_the_whole_rewrite_would() -> None:
@@ -95,3 +95,8 @@ def test_a_quiet_step_answers_as_the_whole_rewrite_would() -> None:
     assert (quiet.changed, quiet.report.detections, quiet.report.skipped) == (False, (), ())
     failed = [*messages[:4], ToolMessage("PermissionError: access denied", tool_call_id="c2")]
     assert [d.call_id for d in rewrite_messages(failed).report.detections] == ["c2"]
+
+
+def test_before_the_first_ai_turn_the_report_is_the_cores() -> None:
+    first = rewrite_messages([HumanMessage("go")])
+    assert first.report == Report((), Form.C3, False, ("no assistant turn: no decision step",))

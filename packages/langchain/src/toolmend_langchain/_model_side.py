@@ -90,7 +90,9 @@ def _detected(verdict: Verdict) -> bool:
     return verdict.failed and verdict.kind is not None and verdict.rule is not None
 
 
-def _quiet_step(messages: list[Any], form: Form | str, client: str | None) -> Report | None:
+def _quiet_step(
+    messages: list[Any], form: Form | str, client: str | None, policy: ContextPolicy
+) -> Report | None:
     """The report of a decision step where no tool result failed, read from the tail alone.
 
     Most model requests follow tool calls that succeeded, and converting the whole
@@ -99,16 +101,18 @@ def _quiet_step(messages: list[Any], form: Form | str, client: str | None) -> Re
     after the last AI turn changes nothing and reports nothing, so the tail
     decides: each tool result's verdict as the core's rewrite reads it (the record
     it carries, else its text).  ``None`` when the whole conversation has to be
-    read: a failed result, no AI turn, a form that does not parse, or a call id
-    an earlier result carries too (its record would stand for the later one).
+    read: a failed result, a form that does not parse, or a call id an earlier
+    result carries too (its record would stand for the later one).  Before the
+    first AI turn there is no decision step: the core says so on an empty list,
+    as it would on the whole one.
     """
-    start = _start_of_tail(messages)
-    if start == len(messages):
-        return None
     try:
         chosen = Form.parse(form)
     except ValueError:
         return None
+    start = _start_of_tail(messages)
+    if start == len(messages):
+        return toolmend.rewrite([], chosen, client=client, context=policy).report
     tail = messages[start:]
     recorded = recorded_verdicts(tail, form=form, whole=True)
     unread: list[ToolMessage] = []
@@ -170,7 +174,7 @@ def rewrite_messages(
     if stub_superseded and not policy.collapse_resolved:
         policy = dataclasses.replace(policy, collapse_resolved=True)
     try:
-        quiet = None if policy.collapse_resolved else _quiet_step(originals, form, client)
+        quiet = None if policy.collapse_resolved else _quiet_step(originals, form, client, policy)
         if quiet is not None:
             return Rewritten(cast("list[AnyMessage]", originals), quiet)
         converted = to_openai(originals)
