@@ -14,6 +14,8 @@ its current load (printed first):
   (tests/core/corpus/errors.jsonl), clean and failed results under 1 KB, and the
   failed ones against the paper's rules restated naively (start texts, then the
   word lists searched in the lowercased text);
+- the LangChain middleware's model side per request, with 10, 100 and 1,000 earlier
+  tool results (all succeeded, or the last one failed);
 - LangChain ``create_agent`` on a scripted model, two steps, with and without
   ``ToolMendMiddleware``, and with a failing tool against the stock
   ``ToolRetryMiddleware()`` (its sleeps recorded, not slept); the Agents SDK with
@@ -180,11 +182,15 @@ def _stock_sleep() -> Iterator[None]:
         tool_retry.time = original  # type: ignore[misc]
 
 
-def langchain_costs(rounds: int) -> tuple[float, float, float, float] | None:
-    """(no middleware, toolmend) on success, (stock retry, toolmend) on a failing tool, in ns."""
+def langchain_costs(rounds: int) -> tuple[float, float, float, float, float] | None:
+    """(no middleware, toolmend) on success, (stock retry, toolmend) on a failing tool, in ns.
+
+    Last, a middleware that only passes both calls on, against no middleware: what
+    any middleware with both hooks costs in LangChain itself.
+    """
     try:
         from langchain.agents import create_agent
-        from langchain.agents.middleware import ToolRetryMiddleware
+        from langchain.agents.middleware import AgentMiddleware, ToolRetryMiddleware
         from langchain_core.messages import AIMessage, ToolMessage
         from langchain_core.tools import tool
 
@@ -222,7 +228,54 @@ def langchain_costs(rounds: int) -> tuple[float, float, float, float] | None:
             10,
             rounds,
         )
-    return plain, ours, stock, ours_failing
+
+    class PassOn(AgentMiddleware):  # type: ignore[type-arg]
+        def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+            return handler(request)
+
+        def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+            return handler(request)
+
+    bare, passing = paired(agent(forecast, []), agent(forecast, [PassOn()]), 10, rounds)
+    return plain, ours, stock, ours_failing, passing / bare
+
+
+def langchain_requests(results: int) -> tuple[float, float] | None:
+    """ns per model request through the middleware's model side, ``results`` tool results before.
+
+    The results carry the records the tool side writes; (all succeeded, the last one
+    failed).  The model is a stand-in that answers at once: what is measured is the
+    middleware's own work on the request.
+    """
+    try:
+        from langchain.agents.middleware.types import ModelRequest, ModelResponse
+        from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+        from toolmend_langchain import KEY, ToolMendMiddleware
+    except ImportError:
+        return None
+
+    middleware = ToolMendMiddleware()
+    clean = {KEY: toolmend.integrations.verdict_record(toolmend.Verdict(False))}
+    messages: list[Any] = [HumanMessage("Plan my trip to Oslo.")]
+    for turn in range(results):
+        call_id = f"call_{turn}"
+        call = {"name": "forecast", "args": {"day": turn}, "id": call_id, "type": "tool_call"}
+        messages.append(AIMessage("", tool_calls=[call]))
+        result = ToolMessage("12 C, rain", tool_call_id=call_id, name="forecast")
+        messages.append(result.model_copy(update={"response_metadata": clean}))
+    busy = "Error code: 503 - The service is busy."
+    failed = [*messages[:-1], ToolMessage(busy, tool_call_id=call_id, name="forecast")]
+    answer = ModelResponse(result=[AIMessage("It is 12 C in Oslo.")])
+
+    def request(history: list[Any]) -> Callable[[], object]:
+        made = ModelRequest(model=None, messages=history, system_message=None, tool_choice=None,  # type: ignore[arg-type]
+                            tools=[], response_format=None, state={"messages": history},  # type: ignore[typeddict-item]
+                            runtime=None)  # type: ignore[arg-type]  # fmt: skip
+        return lambda: middleware.wrap_model_call(made, lambda _: answer)
+
+    repeat = max(3, 3000 // results)
+    return per_call_ns(request(messages), repeat, 5), per_call_ns(request(failed), repeat, 5)
 
 
 def agents_sdk_costs(rounds: int) -> tuple[float, float] | None:
@@ -464,12 +517,21 @@ def main() -> None:
     print("agent runs on a scripted model, two steps (ms per run, best of alternating rounds)")
     langchain = langchain_costs(rounds)
     if langchain is not None:
-        plain, ours, stock, ours_failing = langchain
+        plain, ours, stock, ours_failing, passing = langchain
         print(f"  LangChain create_agent, success: no middleware {plain / 1e6:.2f}, "
-              f"ToolMendMiddleware {ours / 1e6:.2f}: {ours / plain:.2f}x")  # fmt: skip
+              f"ToolMendMiddleware {ours / 1e6:.2f}: {ours / plain:.2f}x "
+              f"(a middleware that only passes both calls on: {passing:.2f}x)")  # fmt: skip
         print(f"  LangChain create_agent, failing tool: ToolRetryMiddleware() "
               f"{stock / 1e6:.2f}, ToolMendMiddleware {ours_failing / 1e6:.2f}: "
               f"{ours_failing / stock:.2f}x")  # fmt: skip
+    growth = [(n, langchain_requests(n)) for n in (10, 100, 1000)]
+    if all(pair is not None for _, pair in growth):
+        print("  LangChain model side per request (us), by earlier tool results: "
+              "all succeeded / the last one failed")  # fmt: skip
+        for n, pair in growth:
+            assert pair is not None
+            print(f"  {n:>6} results ({2 * n + 1:>5} messages): {pair[0] / 1000:9.1f} "
+                  f"{pair[1] / 1000:9.1f}")  # fmt: skip
     sdk = agents_sdk_costs(rounds)
     if sdk is not None:
         print(f"  Agents SDK Runner, success: plain {sdk[0] / 1e6:.2f}, run_config() and "

@@ -85,6 +85,63 @@ def recorded_verdicts(
     return found
 
 
+def _detected(verdict: Verdict) -> bool:
+    """Whether the core's rewrite counts ``verdict`` as a failure at the decision step."""
+    return verdict.failed and verdict.kind is not None and verdict.rule is not None
+
+
+def _quiet_step(
+    messages: list[Any], form: Form | str, client: str | None, policy: ContextPolicy
+) -> Report | None:
+    """The report of a decision step where no tool result failed, read from the tail alone.
+
+    Most model requests follow tool calls that succeeded, and converting the whole
+    history for the core's rewrite made every request cost as much as the
+    conversation is long.  Without collapsing, a rewrite with no failed result
+    after the last AI turn changes nothing and reports nothing, so the tail
+    decides: each tool result's verdict as the core's rewrite reads it (the record
+    it carries, else its text).  ``None`` when the whole conversation has to be
+    read: a failed result, a form that does not parse, or a call id an earlier
+    result carries too (its record would stand for the later one).  Before the
+    first AI turn there is no decision step: the core says so on an empty list,
+    as it would on the whole one.
+    """
+    try:
+        chosen = Form.parse(form)
+    except ValueError:
+        return None
+    start = _start_of_tail(messages)
+    if start == len(messages):
+        return toolmend.rewrite([], chosen, client=client, context=policy).report
+    tail = messages[start:]
+    recorded = recorded_verdicts(tail, form=form, whole=True)
+    unread: list[ToolMessage] = []
+    for message in tail:
+        if isinstance(message, ToolMessage):
+            verdict = recorded.get(message.tool_call_id)
+            if verdict is None:
+                unread.append(message)
+            elif _detected(verdict):
+                return None
+    if unread:
+        ids = {message.tool_call_id for message in unread}
+        for message in messages[:start]:
+            if isinstance(message, ToolMessage) and message.tool_call_id in ids:
+                return None
+        names = {call.get("id"): call.get("name") for call in messages[start].tool_calls}
+        for message in unread:
+            status = message.status if isinstance(message.status, str) else None
+            verdict = toolmend.classify_result(
+                message.content,
+                status=status,
+                client=client,
+                tool=message.name or names.get(message.tool_call_id),
+            )
+            if _detected(verdict):
+                return None
+    return Report((), chosen, False, ())
+
+
 def rewrite_messages(
     messages: Sequence[BaseMessage],
     form: Form | str = Form.C3,
@@ -117,6 +174,9 @@ def rewrite_messages(
     if stub_superseded and not policy.collapse_resolved:
         policy = dataclasses.replace(policy, collapse_resolved=True)
     try:
+        quiet = None if policy.collapse_resolved else _quiet_step(originals, form, client, policy)
+        if quiet is not None:
+            return Rewritten(cast("list[AnyMessage]", originals), quiet)
         converted = to_openai(originals)
         recorded = {
             **recorded_verdicts(originals, form=Form.C3, whole=True),

@@ -181,7 +181,9 @@ def _log(report: Report) -> None:
                 "toolmend: tool text restated for %s (%s) was neutralised: %s",
                 d.index, d.tool_name, ", ".join(d.neutralised),
             )  # fmt: skip
-    if report.detections or report.skipped:
+    # The header is built only when it is logged: a request with no assistant turn yet
+    # has a skipped entry, and most runs do not log at INFO.
+    if (report.detections or report.skipped) and log.isEnabledFor(logging.INFO):
         log.info("toolmend: %s; skipped=%s", report.header(), list(report.skipped))
 
 
