@@ -601,7 +601,7 @@ def classify_result(
         chosen = rules if rules is not None else current_rules()
         # ``has_phrases`` re-reads a rules file that refreshes; without a file it is the
         # phrased rules' tuple, read without the property's call (this runs on every result).
-        phrased = chosen.has_phrases if chosen._source is not None else bool(chosen._phrased)
+        phrased = chosen.has_phrases if chosen._loader is not None else bool(chosen._phrased)
         if (
             is_error is not True
             and status != "error"
