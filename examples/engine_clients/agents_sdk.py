@@ -1,6 +1,6 @@
 """The OpenAI Agents SDK on the engine, with both model classes: X-Tool-Errors, form C3.
 
-    pip install 'toolmend-engine[clients]'
+    pip install 'toolmend-engine[clients,model]'
     toolmend-engine serve          # or: toolmend-engine proxy --upstream URL
     python examples/engine_clients/agents_sdk.py
 
@@ -39,8 +39,8 @@ client = AsyncOpenAI(
 )
 set_default_openai_client(client, use_for_tracing=False)
 set_tracing_disabled(True)  # nothing is sent to OpenAI's trace endpoint
-# the form of these requests (the server's default otherwise)
-settings = ModelSettings(extra_body={"tool_errors": "c3"})
+# short replies, and the form of these requests (the server's default otherwise)
+settings = ModelSettings(max_tokens=32, extra_body={"tool_errors": "c3"})
 history = [
     {"role": "user", "content": "What is the weather in Oslo?"},
     {
