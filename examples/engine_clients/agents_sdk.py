@@ -39,8 +39,8 @@ client = AsyncOpenAI(
 )
 set_default_openai_client(client, use_for_tracing=False)
 set_tracing_disabled(True)  # nothing is sent to OpenAI's trace endpoint
-# short replies, and the form of these requests (the server's default otherwise)
-settings = ModelSettings(max_tokens=32, extra_body={"tool_errors": "c3"})
+# the form of these requests (the server's default otherwise)
+settings = ModelSettings(extra_body={"tool_errors": "c3"})
 history = [
     {"role": "user", "content": "What is the weather in Oslo?"},
     {
@@ -60,7 +60,9 @@ agents = {
     "Chat Completions": Agent(
         name="assistant",
         model=OpenAIChatCompletionsModel(model="local", openai_client=client),
-        model_settings=settings,
+        # a short reply; the SDK takes a Responses reply cut at max_tokens for an error
+        # ("response.incomplete"), so the agent above is not capped
+        model_settings=ModelSettings(max_tokens=32, extra_body={"tool_errors": "c3"}),
     ),
 }
 
