@@ -11,6 +11,12 @@
 4. The workspace: a copy of ``packages/``, installed as docs/getting-started/index.md says
    (``pip install -e`` of all of them at once) into a fresh environment; an edit of the
    core's text then shows in what the LangChain adapter returns.
+5. The examples (``examples_step``): for each distinct ``pip install`` line of their
+   headers, a fresh environment with exactly that, from the wheels of step 1 and a
+   wheelhouse of the rest, offline (``--no-index``); then every command of every header,
+   as written, against ``toolmend-engine serve`` where it takes one (the header's own, or
+   one from the README's engine install line), each printing its line of
+   ``tools/example_headers.py``'s ``KEY_LINES``.
 
 Runs with the build tools' Python (``build``, ``hatchling``, ``packaging``; pip's cache is
 shared, so the llama-cpp-python wheel built once is reused, never rebuilt).
@@ -19,17 +25,23 @@ shared, so the llama-cpp-python wheel built once is reused, never rebuilt).
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 from dists import metadata_of, problems, requires_dist
+
+from tools import example_headers
+from tools.engine_process import engine_process
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
@@ -66,15 +78,42 @@ class Failed(Exception):
     """A check failed; the message says which and why."""
 
 
+# The longest an example may run: the slowest takes under a minute on 2 busy cores.
+EXAMPLE_TIMEOUT = 600.0
+# An example that reached past loopback would fail at once: the proxies of its shell point
+# at a closed loopback port (httpx, requests and the OpenAI clients honour them).
+OFFLINE = {
+    name: value
+    for key, value in {
+        "http_proxy": "http://127.0.0.1:9",
+        "https_proxy": "http://127.0.0.1:9",
+        "all_proxy": "http://127.0.0.1:9",
+        "no_proxy": "127.0.0.1,localhost",
+    }.items()
+    for name in (key, key.upper())
+}
+
+
 def say(text: str) -> None:
     print(f"\033[1m[package-check]\033[0m {text}", file=sys.stderr, flush=True)
 
 
 def run(
-    args: Sequence[str], log: Path, *, cwd: Path | None = None, env: dict[str, str] | None = None
+    args: Sequence[str],
+    log: Path,
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
 ) -> str:
     """Run ``args``; its output goes to ``log``; a failure shows the end of it."""
-    done = subprocess.run(list(args), cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    try:
+        done = subprocess.run(
+            list(args), cwd=cwd, env=env, capture_output=True, text=True, check=False,
+            timeout=timeout,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise Failed(f"{' '.join(args)} did not end within {timeout:.0f}s") from None
     log.write_text(f"$ {' '.join(args)}\n{done.stdout}\n{done.stderr}", encoding="utf-8")
     if done.returncode != 0:
         tail = "\n".join((done.stdout + done.stderr).splitlines()[-40:])
@@ -198,11 +237,135 @@ def workspace(tmp: Path) -> None:
     )
 
 
+def offline(wheelhouse: Path, built: dict[str, tuple[Path, Path]]) -> list[str]:
+    """pip's options that install from the wheels built here and the wheelhouse only."""
+    links = ["--find-links", str(wheelhouse)]
+    for wheel, _ in built.values():
+        links += ["--find-links", str(wheel.parent)]
+    return ["--no-index", *links]
+
+
+def fill_wheelhouse(
+    tmp: Path, wheelhouse: Path, wanted: Sequence[str], built: dict[str, tuple[Path, Path]]
+) -> None:
+    """The third-party wheels ``wanted`` needs, at the versions of requirements/dev.txt.
+
+    Kept in ``wheelhouse`` (a cache folder per requirements/dev.txt, like the
+    development environment), so that every later run installs offline.  Filled from the
+    registry only where an offline resolution fails: once, or after a package gains a
+    dependency.  pip's cache supplies the llama-cpp-python wheel built by the set-up.
+    """
+    wheelhouse.mkdir(parents=True, exist_ok=True)
+    with (wheelhouse.parent / f"{wheelhouse.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two clones fill it once
+        probe = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed",
+                 "-q", *offline(wheelhouse, built), "-c", str(CONSTRAINTS), *wanted]  # fmt: skip
+        if subprocess.run(probe, capture_output=True, check=False).returncode == 0:
+            return
+        say(f"filling {wheelhouse} from the registry (set-up: once per requirements/dev.txt)")
+        links = offline(wheelhouse, built)[1:]
+        run(
+            [sys.executable, "-m", "pip", "wheel", "-q", "-w", str(wheelhouse), *links,
+             "-c", str(CONSTRAINTS), *wanted],
+            tmp / "wheelhouse.log",
+        )  # fmt: skip
+        for wheel, _ in built.values():  # ours come from this run's build, never from here
+            (wheelhouse / wheel.name).unlink(missing_ok=True)
+
+
+def run_example(
+    python: Path, command: str, home: Path, log: Path, url: str | None
+) -> tuple[str, float]:
+    """Run one header command in ``python``'s environment; return its key line's prefix."""
+    env = {**clean_env(), **OFFLINE}
+    env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
+    written = command
+    if url is not None:  # serve listens on a free port, not on the default 8080
+        command = command.replace(example_headers.SERVE_URL, f"{url}/v1")
+        env["TOOLMEND_BASE_URL"] = f"{url}/v1"
+    args = shlex.split(command)
+    found = shutil.which(args[0], path=env["PATH"])
+    if found is None or Path(found).parent != python.parent:
+        raise Failed(f"{written}: {args[0]} is not the fresh environment's ({found})")
+    started = time.monotonic()
+    out = run([found, *args[1:]], log, cwd=home, env=env, timeout=EXAMPLE_TIMEOUT)
+    key = example_headers.KEY_LINES[written]
+    if not any(line.startswith(key) for line in out.splitlines()):
+        raise Failed(f"{written}: no line starts with {key!r}; it printed:\n{out[-3000:]}")
+    return key, time.monotonic() - started
+
+
+def examples_step(tmp: Path, built: dict[str, tuple[Path, Path]], wheelhouse: Path) -> None:
+    """Every example, in a fresh environment per ``pip install`` line of the headers."""
+    headers = [example_headers.header(e) for e in example_headers.examples()]
+    commands = [c for h in headers for c in h.commands]
+    if sorted(commands) != sorted(example_headers.KEY_LINES):
+        raise Failed(
+            f"the header commands {sorted(commands)} are not those of KEY_LINES in "
+            f"tools/example_headers.py {sorted(example_headers.KEY_LINES)}"
+        )
+    groups: dict[tuple[str, ...], list[example_headers.Header]] = {}
+    for h in headers:
+        groups.setdefault(h.install, []).append(h)
+    engine_line = example_headers.readme_engine_install()
+    fill_wheelhouse(tmp, wheelhouse, sorted({r for i in [*groups, engine_line] for r in i}), built)
+    home = tmp / "examples"
+    shutil.copytree(
+        ROOT / "examples", home / "examples", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    env = {**clean_env(), **OFFLINE}
+
+    def fresh(name: str, install: Sequence[str]) -> Path:
+        step = time.monotonic()
+        python = venv(home / name, home / f"{name}-venv.log")
+        links = offline(wheelhouse, built)
+        pip(
+            python,
+            ["install", "-q", *links, "-c", str(CONSTRAINTS), *install],
+            home / f"{name}.log",
+        )
+        pip(python, ["check"], home / f"{name}-check.log")
+        say(f"  pip install {shlex.join(install)}: fresh, offline ({time.monotonic() - step:.0f}s)")
+        return python
+
+    with ExitStack() as servers:
+
+        def serve(python: Path) -> str:
+            program = (str(python.parent / "toolmend-engine"),)
+            try:
+                running = servers.enter_context(
+                    engine_process("serve", program=program, env=env, cwd=home)
+                )
+            except RuntimeError as exc:  # it said why on stderr, and stopped
+                raise Failed(f"{program[0]} {exc}") from None
+            return running.url
+
+        readme_serve: list[str] = []  # started by the first command that needs it
+        for index, (install, members) in enumerate(groups.items()):
+            python = fresh(f"env-{index}", install)
+            own = serve(python) if any(h.serves for h in members) else None
+            for h in members:
+                for n, command in enumerate(h.commands):
+                    url = own
+                    if url is None and example_headers.SERVE_URL in command:
+                        if not readme_serve:
+                            readme_serve.append(serve(fresh("readme-engine", engine_line)))
+                        url = readme_serve[0]
+                    log = home / f"{Path(h.example).stem}-{n}.log"
+                    key, seconds = run_example(python, command, home, log, url)
+                    where = f" (serve at {url})" if url else ""
+                    say(f"  {command}{where}: {key[:50]!r}... ({seconds:.0f}s)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--only", help="comma-separated folders under packages/ (default: all)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument("--no-workspace", action="store_true", help="skip step 4")
+    parser.add_argument(
+        "--wheelhouse", type=Path, help="step 5's cache of third-party wheels (no step 5 without)"
+    )
+    parser.add_argument("--examples-only", action="store_true", help="steps 1, 2 and 5 only")
     args = parser.parse_args(argv)
     wanted = set(args.only.split(",")) if args.only else {p.folder for p in PACKAGES}
     chosen = [p for p in PACKAGES if p.folder in wanted or p.folder == "core"]
@@ -213,14 +376,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"built {2 * len(built)} distributions in {time.monotonic() - started:.0f}s")
         check_metadata(built)
         for package in chosen:
-            if package.folder in wanted:
+            if package.folder in wanted and not args.examples_only:
                 step = time.monotonic()
                 install_alone(tmp, package, built)
                 say(f"  ({time.monotonic() - step:.0f}s)")
-        if not args.no_workspace:
+        if not args.no_workspace and not args.examples_only:
             step = time.monotonic()
             workspace(tmp)
             say(f"  ({time.monotonic() - step:.0f}s)")
+        if args.wheelhouse is not None and not args.only:
+            step = time.monotonic()
+            say("examples: each header's pip install line in a fresh environment, offline")
+            examples_step(tmp, built, args.wheelhouse)
+            say(f"examples: every header command ran ({time.monotonic() - step:.0f}s)")
     except Failed as exc:
         say(f"FAILED: {exc}")
         say(f"logs: {tmp}")

@@ -4,11 +4,12 @@ The header of each example (its docstring) names what to install, e.g.
 ``pip install 'toolmend-langchain[examples]'``; the check below reads the example's
 imports and the packages' declared dependencies and extras, and requires that the
 named requirements bring every distribution the example imports, and that each named
-extra brings at least one of them (no extra is named for nothing).  Installing each
-example into a fresh virtual environment would prove the same end to end, but costs
-minutes per example (the engine's llama-cpp-python alone compiles for about eight),
-too slow for every test run; ``./dev package-check`` installs each package alone from
-its wheel instead.
+extra brings at least one of them (no extra is named for nothing; ``model`` serves the
+header's own ``toolmend-engine serve``).  ``./dev package-check`` proves the same end to
+end (step 5 of ``pkgcheck/run.py``): a fresh environment per install line, from the
+built wheels, offline, and every header command run as written, each printing its line
+of ``tools/example_headers.KEY_LINES``; the tests here check that table covers every
+command.  That costs minutes, too slow for every test run.
 
 The examples that can use a model server run against ``toolmend-engine serve`` on
 the embedded model, as a user starts it (``--model local`` unchanged), and the client
@@ -20,7 +21,6 @@ from __future__ import annotations
 import ast
 import importlib.metadata
 import os
-import re
 import subprocess
 import sys
 import tomllib
@@ -32,12 +32,12 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from engine_process import Running, engine_process
+from tools.engine_process import Running, engine_process
+from tools.example_headers import KEY_LINES, examples, header, readme_engine_install
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "examples").rglob("*.py"))
+EXAMPLES = examples()
 CLIENTS = sorted(p for p in EXAMPLES if p.startswith("examples/engine_clients/"))
-_INSTALL = re.compile(r"^\s*pip install (.+?)\s*$", re.M)
 
 
 @cache
@@ -66,10 +66,7 @@ def _brings(requirement: str) -> set[str]:
 
 def header_requirements(example: str) -> list[str]:
     """The requirements of the ``pip install`` line of an example's docstring."""
-    doc = ast.get_docstring(ast.parse((ROOT / example).read_text("utf-8"))) or ""
-    lines = _INSTALL.findall(doc)
-    assert len(lines) == 1, f"{example}: one 'pip install ...' line in its docstring"
-    return [word.strip("'\"") for word in lines[0].split()]
+    return list(header(example).install)
 
 
 @cache
@@ -127,6 +124,8 @@ def test_the_header_names_exactly_what_the_example_imports(example: str) -> None
         parsed = Requirement(requirement)
         local = _projects()[canonicalize_name(parsed.name)]
         for extra in parsed.extras:
+            if extra == "model" and header(example).serves:
+                continue  # the embedded model of the header's own `toolmend-engine serve`
             wanted = {canonicalize_name(Requirement(r).name) for r in local[extra]}
             assert wanted & imported, f"{example}: the extra [{extra}] brings nothing it imports"
     if not any(Requirement(r).extras for r in named):
@@ -138,12 +137,30 @@ def test_the_headers_are_as_documented() -> None:
     assert {e: header_requirements(e) for e in EXAMPLES} == {
         "examples/contracts_langchain.py": ["toolmend-langchain"],
         "examples/contracts_receipt.py": ["toolmend"],
-        **{client: ["toolmend-engine[clients]"] for client in CLIENTS},
+        **{client: ["toolmend-engine[clients,model]"] for client in CLIENTS},
         "examples/langchain_agent.py": ["toolmend-langchain[examples]"],
         "examples/mcp_client.py": ["toolmend-mcp[examples]"],
         "examples/openai_agents_agent.py": ["toolmend-openai-agents[examples]"],
         "examples/otel_langchain.py": ["toolmend-langchain[examples]"],
     }
+
+
+def test_every_header_command_has_its_key_line() -> None:
+    """./dev package-check runs each command and looks for its line: none is left out."""
+    commands = sorted(c for e in EXAMPLES for c in header(e).commands)
+    assert commands == sorted(KEY_LINES)
+    assert [e for e in EXAMPLES if not header(e).commands] == []
+
+
+def test_the_headers_say_where_serve_comes_from() -> None:
+    """A client snippet starts serve itself; the agents take the README's (--base-url)."""
+    assert {e: (header(e).serves, header(e).needs_server) for e in EXAMPLES} == {
+        **{e: (False, False) for e in EXAMPLES},
+        **{client: (True, True) for client in CLIENTS},
+        "examples/langchain_agent.py": (False, True),
+        "examples/openai_agents_agent.py": (False, True),
+    }
+    assert readme_engine_install() == ("toolmend", "toolmend-engine[model]")
 
 
 def test_a_missing_extra_is_found() -> None:

@@ -1,6 +1,6 @@
 """The OpenAI Agents SDK on the engine, with both model classes: X-Tool-Errors, form C3.
 
-    pip install 'toolmend-engine[clients]'
+    pip install 'toolmend-engine[clients,model]'
     toolmend-engine serve          # or: toolmend-engine proxy --upstream URL
     python examples/engine_clients/agents_sdk.py
 
@@ -60,7 +60,9 @@ agents = {
     "Chat Completions": Agent(
         name="assistant",
         model=OpenAIChatCompletionsModel(model="local", openai_client=client),
-        model_settings=settings,
+        # a short reply; the SDK takes a Responses reply cut at max_tokens for an error
+        # ("response.incomplete"), so the agent above is not capped
+        model_settings=ModelSettings(max_tokens=32, extra_body={"tool_errors": "c3"}),
     ),
 }
 

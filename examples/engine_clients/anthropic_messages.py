@@ -1,6 +1,6 @@
 """The Anthropic client on the engine's /v1/messages: the X-Tool-Errors header, form C3.
 
-pip install 'toolmend-engine[clients]'
+pip install 'toolmend-engine[clients,model]'
 toolmend-engine serve          # or: toolmend-engine proxy --upstream URL
 python examples/engine_clients/anthropic_messages.py
 """

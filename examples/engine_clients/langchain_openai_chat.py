@@ -1,6 +1,6 @@
 """langchain-openai's ChatOpenAI on the engine: the X-Tool-Errors header, form C3.
 
-pip install 'toolmend-engine[clients]'
+pip install 'toolmend-engine[clients,model]'
 toolmend-engine serve          # or: toolmend-engine proxy --upstream URL
 python examples/engine_clients/langchain_openai_chat.py
 """

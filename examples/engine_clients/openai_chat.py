@@ -1,6 +1,6 @@
 """The OpenAI client on the engine's Chat Completions: the X-Tool-Errors header, form C3.
 
-pip install 'toolmend-engine[clients]'
+pip install 'toolmend-engine[clients,model]'
 toolmend-engine serve          # or: toolmend-engine proxy --upstream URL
 python examples/engine_clients/openai_chat.py
 """

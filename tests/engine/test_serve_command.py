@@ -16,9 +16,9 @@ import openai
 import pytest
 from engine_fakes import ANTHROPIC_FAILED, ANTHROPIC_TOOLS, FAILED, TOOLS, FakeModel, running
 
-from engine_process import engine_process
 from toolmend_engine import ChatEngine, make_server
 from toolmend_engine.cli import main
+from tools.engine_process import engine_process
 
 NAME = "SmolLM2-135M-Instruct.Q4_1"
 QUESTION: list[Any] = [{"role": "user", "content": "Name three colours."}]

@@ -3,7 +3,9 @@
 The tests of the examples and of the client snippets run against these, so what they
 check is the command line's defaults (the model names ``serve`` answers to, its
 ports) and not a server built in the test's own process.  Port 0 picks a free port;
-the process says which on its first line of stderr.
+the process says which on its first line of stderr.  ``./dev package-check`` starts
+the ``toolmend-engine`` of a fresh environment built from wheels through it too, for
+the examples (``pkgcheck/run.py``), hence its place in ``tools/``.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 _LISTENING = re.compile(r"on (http://127\.0\.0\.1:\d+)(/v1)? ")
 
@@ -34,18 +37,33 @@ class Running:
 
 
 @contextmanager
-def engine_process(*args: str, timeout: float = 60.0) -> Iterator[Running]:
+def engine_process(
+    *args: str,
+    timeout: float = 60.0,
+    program: Sequence[str] = (sys.executable, "-m", "toolmend_engine.cli"),
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Iterator[Running]:
     """Run ``toolmend-engine ARGS --port 0`` and yield where it listens and its log.
 
     Args:
         args: The command and its options, e.g. ``("serve",)`` or
             ``("proxy", "--upstream", url)``.
         timeout: Seconds the process may take to say where it listens.
+        program: What runs as ``toolmend-engine``: by default this Python's module,
+            or the console script of another environment.
+        env: The process's environment (default: this one's).
+        cwd: Its working directory (default: this one's).
     """
-    command = [sys.executable, "-m", "toolmend_engine.cli", *args, "--port", "0"]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    command = [*program, *args, "--port", "0"]
+    environment = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(
-        command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env
+        command,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=environment,
+        cwd=cwd,
     )
     drain: threading.Thread | None = None
     try:
