@@ -39,6 +39,7 @@ READMES = [
 DOCS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md"))
 # (README or page, a text its block holds): blocks that another test runs.
 RUN_ELSEWHERE = [
+    ("README.md", "record_outcomes("),  # tests/core/test_learning.py, in a scratch folder
     ("packages/openai_agents/README.md", "RecoveringServer("),
     ("docs/getting-started/openai-agents.md", "RecoveringServer("),
 ]
@@ -83,7 +84,9 @@ def test_the_docs_hold_code_that_runs() -> None:
 
 
 def test_the_readme_has_one_quickstart_per_framework() -> None:
-    assert len(python_blocks("README.md")) == 5
+    blocks = python_blocks("README.md")
+    assert len(blocks) == 6
+    assert [b for b in blocks if run_elsewhere("README.md", b)] == blocks[5:]  # the teaching one
 
 
 @pytest.mark.parametrize(

@@ -437,14 +437,25 @@ def test_a_rules_file_loaded_with_refresh_follows_its_changes(
 def test_the_readmes_teaching_block_runs_as_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The root README's "Teach toolmend your tools' errors" commands, line by line."""
+    """The root README's "Teach toolmend your tools' errors": record, learn, review, load."""
     import shlex
 
+    from toolmend.integrations import CallRecord, observe_call, record_outcomes
+
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    block = readme.split("## Teach toolmend your tools' errors", 1)[1].split("```bash\n", 1)[1]
-    commands = [line.split("#")[0].strip() for line in block.split("```", 1)[0].splitlines()]
+    section = readme.split("## Teach toolmend your tools' errors", 1)[1]
+    python = section.split("```python\n", 1)[1].split("```", 1)[0]
+    block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("#")[0].strip() for line in block.splitlines()]
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "outcomes.jsonl").write_text("\n".join(QUOTA) + "\n")
+    exec(compile(python, "README teaching block", "exec"), {})
+    try:
+        for n in range(3):  # three runs, as an adapter records them: a quota error, then it worked
+            cause = json.dumps({"reason": "QUOTA", "request": f"r-{n}"})
+            observe_call(CallRecord(tool="billing", failed=True, attempts=1, cause=cause), n)
+            observe_call(CallRecord(tool="billing", failed=False, attempts=1), n)
+    finally:
+        record_outcomes(None)
     (tmp_path / "results.jsonl").write_text(
         json.dumps(
             {
@@ -470,4 +481,16 @@ def test_the_readmes_teaching_block_runs_as_written(
     assert len(outputs) == 2
     assert json.loads(outputs[1])["kind"] == "transient"
     assert json.loads(outputs[1])["evidence"]["basis"].startswith("learned:")
-    assert load_rules(tmp_path / "learned.json").rules[0].support == 3
+    (rule,) = load_rules(tmp_path / "learned.json").rules
+    assert (rule.tool, rule.kind, rule.support) == ("billing", "transient", 3)
+    # the load step the block names, as Python
+    line = block.split("# load: ", 1)[1].splitlines()[0]
+    import toolmend
+
+    old = toolmend.set_rules(None)
+    exec(line, {"toolmend": toolmend})
+    try:
+        seen = '{"reason": "QUOTA", "request": "r-9"}'
+        assert classify_result(seen, is_error=True, tool="billing").kind is Kind.TRANSIENT
+    finally:
+        toolmend.set_rules(old)
