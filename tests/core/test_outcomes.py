@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from outcome_rows import Rows
+from outcome_rows import Rows, recording
 from toolmend.integrations import (
     CallRecord,
     Outcomes,
@@ -40,12 +40,8 @@ def failed(tool: str, cause: str, **arguments: Any) -> CallRecord:
 
 @pytest.fixture
 def rows() -> Iterator[Rows]:
-    sink = Rows()
-    record_outcomes(Outcomes(sink, clock=lambda: 1000.0))
-    try:
+    with recording() as sink:
         yield sink
-    finally:
-        record_outcomes(None)
 
 
 def test_each_outcome_is_settled_when_its_evidence_arrives(rows: Rows) -> None:
@@ -68,7 +64,7 @@ def test_each_outcome_is_settled_when_its_evidence_arrives(rows: Rows) -> None:
             "outcome": "retry_succeeded",
             "signature": "HTTP 503 for order <n>",
             "run": "run-1",
-            "at": 1000.0,
+            "at": 0.0,
         },
         {
             "tool": "find",
@@ -78,7 +74,7 @@ def test_each_outcome_is_settled_when_its_evidence_arrives(rows: Rows) -> None:
             "outcome": "changed_arguments_succeeded",
             "signature": "no such table: ordrs",
             "run": "run-1",
-            "at": 1000.0,
+            "at": 0.0,
         },
         {
             "tool": "drop",
@@ -88,7 +84,7 @@ def test_each_outcome_is_settled_when_its_evidence_arrives(rows: Rows) -> None:
             "outcome": "failed_again",
             "signature": "permission denied for table '<v>'",
             "run": "run-1",
-            "at": 1000.0,
+            "at": 0.0,
         },
         {
             "tool": "drop",
@@ -98,7 +94,7 @@ def test_each_outcome_is_settled_when_its_evidence_arrives(rows: Rows) -> None:
             "outcome": "stopped",
             "signature": "permission denied for table '<v>'",
             "run": "run-1",
-            "at": 1000.0,
+            "at": 0.0,
         },
     ]
 
