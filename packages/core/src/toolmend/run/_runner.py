@@ -1,6 +1,7 @@
 """Run one logical tool call under a retry policy and return its value or a failure.
 
-The loop mechanics (attempt numbering, waiting, sleeping) are tenacity's; every
+The loop mechanics (attempt numbering, waiting, sleeping) are tenacity's from the
+first retry on (a first attempt that settles the call runs without it); every
 decision is :func:`toolmend.run._retry.decide`.  Cancellation and framework
 control-flow exceptions pass through untouched; everything else becomes a
 :class:`ToolFailure` value, so a failed tool never raises into the agent.
@@ -392,33 +393,57 @@ def execute(
             return _run_sync(thunk, call, loop, verify)
 
 
+def _once_sync(
+    thunk: Callable[[CallContext], T],
+    call: _Call,
+    loop: LoopGuard | None,
+    verify: Verify | None,
+    number: int,
+) -> T | ToolFailure | _Retry:
+    """Attempt number ``number``: its value or failure, or the wait before the next."""
+    ctx = call.context(number)
+    try:
+        value = thunk(ctx)
+    except BaseException as exc:
+        if passes_through(exc, call.passthrough):
+            raise
+        info = classify_exception(exc)
+        verified = verify_sync(verify, ctx, exc) if call.needs_verify(info) else None
+        decision = call.step(ctx, exc, info, verified)
+        if decision.retry and decision.delay is not None:
+            return _Retry(decision.delay)
+        return call.failed(exc, info, decision, verified, loop)
+    call.succeeded(value, loop)
+    return value
+
+
 def _run_sync(
     thunk: Callable[[CallContext], T], call: _Call, loop: LoopGuard | None, verify: Verify | None
 ) -> T | ToolFailure:
-    retrying = tenacity.Retrying(
-        retry=tenacity.retry_if_exception_type(_Retry),
-        wait=_wait,
-        stop=tenacity.stop_never,
-        sleep=sleep,
-        reraise=True,
-    )
+    """The first attempt runs bare; tenacity's loop starts only when it asks for a retry.
+
+    Most calls succeed at once, and building and stepping a ``Retrying`` costs
+    more than the rest of the runner on that path.
+    """
     try:
+        outcome = _once_sync(thunk, call, loop, verify, 1)
+        if not isinstance(outcome, _Retry):
+            return outcome
+        sleep(outcome.delay)
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(_Retry),
+            wait=_wait,
+            stop=tenacity.stop_never,
+            sleep=sleep,
+            reraise=True,
+        )
         for attempt in retrying:
             with attempt:
-                ctx = call.context(attempt.retry_state.attempt_number)
-                try:
-                    value = thunk(ctx)
-                except BaseException as exc:
-                    if passes_through(exc, call.passthrough):
-                        raise
-                    info = classify_exception(exc)
-                    verified = verify_sync(verify, ctx, exc) if call.needs_verify(info) else None
-                    decision = call.step(ctx, exc, info, verified)
-                    if decision.retry and decision.delay is not None:
-                        raise _Retry(decision.delay) from None
-                    return call.failed(exc, info, decision, verified, loop)
-                call.succeeded(value, loop)
-                return value
+                number = attempt.retry_state.attempt_number + 1
+                outcome = _once_sync(thunk, call, loop, verify, number)
+                if isinstance(outcome, _Retry):
+                    raise outcome
+                return outcome
     finally:
         call.interrupted()
     raise AssertionError("unreachable: tenacity stops only by returning")  # pragma: no cover
@@ -487,38 +512,56 @@ async def _bounded(work: Awaitable[T], limit: float | None) -> T:
         raise
 
 
+async def _once_async(
+    thunk: Callable[[CallContext], Awaitable[T]],
+    call: _Call,
+    loop: LoopGuard | None,
+    verify: Verify | None,
+    number: int,
+) -> T | ToolFailure | _Retry:
+    """The async twin of :func:`_once_sync`."""
+    ctx = call.context(number)
+    try:
+        value = await _bounded(thunk(ctx), call.time_left())
+    except BaseException as exc:
+        if passes_through(exc, call.passthrough):
+            raise
+        info = classify_exception(exc)
+        verified = await verify_async(verify, ctx, exc) if call.needs_verify(info) else None
+        decision = call.step(ctx, exc, info, verified)
+        if decision.retry and decision.delay is not None:
+            return _Retry(decision.delay)
+        return call.failed(exc, info, decision, verified, loop)
+    call.succeeded(value, loop)
+    return value
+
+
 async def _run_async(
     thunk: Callable[[CallContext], Awaitable[T]],
     call: _Call,
     loop: LoopGuard | None,
     verify: Verify | None,
 ) -> T | ToolFailure:
-    retrying = tenacity.AsyncRetrying(
-        retry=tenacity.retry_if_exception_type(_Retry),
-        wait=_wait,
-        stop=tenacity.stop_never,
-        sleep=asleep,
-        reraise=True,
-    )
+    """The async twin of :func:`_run_sync`: tenacity only from the first retry on."""
     try:
+        outcome = await _once_async(thunk, call, loop, verify, 1)
+        if not isinstance(outcome, _Retry):
+            return outcome
+        await asleep(outcome.delay)
+        retrying = tenacity.AsyncRetrying(
+            retry=tenacity.retry_if_exception_type(_Retry),
+            wait=_wait,
+            stop=tenacity.stop_never,
+            sleep=asleep,
+            reraise=True,
+        )
         async for attempt in retrying:
             with attempt:
-                ctx = call.context(attempt.retry_state.attempt_number)
-                try:
-                    value = await _bounded(thunk(ctx), call.time_left())
-                except BaseException as exc:
-                    if passes_through(exc, call.passthrough):
-                        raise
-                    info = classify_exception(exc)
-                    verified = (
-                        await verify_async(verify, ctx, exc) if call.needs_verify(info) else None
-                    )
-                    decision = call.step(ctx, exc, info, verified)
-                    if decision.retry and decision.delay is not None:
-                        raise _Retry(decision.delay) from None
-                    return call.failed(exc, info, decision, verified, loop)
-                call.succeeded(value, loop)
-                return value
+                number = attempt.retry_state.attempt_number + 1
+                outcome = await _once_async(thunk, call, loop, verify, number)
+                if isinstance(outcome, _Retry):
+                    raise outcome
+                return outcome
     finally:
         call.interrupted()
     raise AssertionError("unreachable: tenacity stops only by returning")  # pragma: no cover
