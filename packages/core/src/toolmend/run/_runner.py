@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import uuid
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
@@ -75,6 +75,20 @@ def _wait(state: tenacity.RetryCallState) -> float:
     return exc.delay if isinstance(exc, _Retry) else 0.0
 
 
+_UUID4 = (0x4000 << 64) | (0x8000 << 48)
+_UUID4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
+
+
+def new_key() -> str:
+    """A call's idempotency key: ``uuid.uuid4().hex``, without building a ``UUID``.
+
+    The same 122 random bits from ``os.urandom`` with the version and variant bits
+    set, in half the time: every call that is given no key makes one.
+    """
+    bits = int.from_bytes(os.urandom(16), "big")
+    return f"{bits & _UUID4_CLEAR | _UUID4:032x}"
+
+
 class _Call:
     """The state of one logical call across its attempts."""
 
@@ -102,7 +116,7 @@ class _Call:
         )
         self.honours_key = honours_key
         self.passthrough = tuple(passthrough)
-        self.key = key or uuid.uuid4().hex
+        self.key = key or new_key()
         self.started = now()
         self.history: list[AttemptRecord] = []
         self.taken = 0
