@@ -520,6 +520,18 @@ def failed_call_cost(repeat: int) -> tuple[float, float]:
     return plain, instrumented
 
 
+def by_length(title: str, measure: Callable[[int], tuple[float, float] | None], extra: int) -> None:
+    """Print ``measure`` (two ns figures) at 10, 100 and 1,000 earlier tool results."""
+    rows = [(n, measure(n)) for n in (10, 100, 1000)]
+    if any(pair is None for _, pair in rows):
+        return
+    print(f"  LangChain {title}")
+    for n, pair in rows:
+        assert pair is not None
+        print(f"  {n:>6} results ({2 * n + extra:>5} messages): {pair[0] / 1000:9.1f} "
+              f"{pair[1] / 1000:9.1f}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=100, help="calls per timed run")
@@ -577,22 +589,11 @@ def main() -> None:
         print(f"  LangChain create_agent, failing tool: ToolRetryMiddleware() "
               f"{stock / 1e6:.2f}, ToolMendMiddleware {ours_failing / 1e6:.2f}: "
               f"{ours_failing / stock:.2f}x")  # fmt: skip
-    growth = [(n, langchain_requests(n)) for n in (10, 100, 1000)]
-    if all(pair is not None for _, pair in growth):
-        print("  LangChain model side per request (us), by earlier tool results: "
-              "all succeeded / the last one failed")  # fmt: skip
-        for n, pair in growth:
-            assert pair is not None
-            print(f"  {n:>6} results ({2 * n + 1:>5} messages): {pair[0] / 1000:9.1f} "
-                  f"{pair[1] / 1000:9.1f}")  # fmt: skip
-    steps = [(n, langchain_tool_steps(n)) for n in (10, 100, 1000)]
-    if all(pair is not None for _, pair in steps):
-        print("  LangChain tool step per call (us), by earlier tool results in the run: "
-              "the loop guard kept per run / rebuilt from the run for every call")  # fmt: skip
-        for n, pair in steps:
-            assert pair is not None
-            print(f"  {n:>6} results ({2 * n + 2:>5} messages): {pair[0] / 1000:9.1f} "
-                  f"{pair[1] / 1000:9.1f}")  # fmt: skip
+    by_length("model side per request (us), by earlier tool results: "
+              "all succeeded / the last one failed", langchain_requests, 1)  # fmt: skip
+    by_length("tool step per call (us), by earlier tool results in the run: "
+              "the loop guard kept per run / rebuilt from the run for every call",
+              langchain_tool_steps, 2)  # fmt: skip
     sdk = agents_sdk_costs(rounds)
     if sdk is not None:
         print(f"  Agents SDK Runner, success: plain {sdk[0] / 1e6:.2f}, run_config() and "

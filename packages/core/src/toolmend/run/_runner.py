@@ -407,6 +407,32 @@ def execute(
             return _run_sync(thunk, call, loop, verify)
 
 
+def _after_failure(
+    call: _Call,
+    ctx: CallContext,
+    exc: BaseException,
+    info: ExceptionInfo,
+    verified: bool | None,
+    loop: LoopGuard | None,
+) -> ToolFailure | _Retry:
+    """After a failed attempt: the wait before the next one, or the call's failure."""
+    decision = call.step(ctx, exc, info, verified)
+    if decision.retry and decision.delay is not None:
+        return _Retry(decision.delay)
+    return call.failed(exc, info, decision, verified, loop)
+
+
+def _retrying(pause: Callable[[float], Any]) -> dict[str, Any]:
+    """Tenacity's settings from the first retry on: every decision is the runner's."""
+    return {
+        "retry": tenacity.retry_if_exception_type(_Retry),
+        "wait": _wait,
+        "stop": tenacity.stop_never,
+        "sleep": pause,
+        "reraise": True,
+    }
+
+
 def _once_sync(
     thunk: Callable[[CallContext], T],
     call: _Call,
@@ -423,10 +449,7 @@ def _once_sync(
             raise
         info = classify_exception(exc)
         verified = verify_sync(verify, ctx, exc) if call.needs_verify(info) else None
-        decision = call.step(ctx, exc, info, verified)
-        if decision.retry and decision.delay is not None:
-            return _Retry(decision.delay)
-        return call.failed(exc, info, decision, verified, loop)
+        return _after_failure(call, ctx, exc, info, verified, loop)
     call.succeeded(value, loop)
     return value
 
@@ -444,13 +467,7 @@ def _run_sync(
         if not isinstance(outcome, _Retry):
             return outcome
         sleep(outcome.delay)
-        retrying = tenacity.Retrying(
-            retry=tenacity.retry_if_exception_type(_Retry),
-            wait=_wait,
-            stop=tenacity.stop_never,
-            sleep=sleep,
-            reraise=True,
-        )
+        retrying = tenacity.Retrying(**_retrying(sleep))
         for attempt in retrying:
             with attempt:
                 number = attempt.retry_state.attempt_number + 1
@@ -542,10 +559,7 @@ async def _once_async(
             raise
         info = classify_exception(exc)
         verified = await verify_async(verify, ctx, exc) if call.needs_verify(info) else None
-        decision = call.step(ctx, exc, info, verified)
-        if decision.retry and decision.delay is not None:
-            return _Retry(decision.delay)
-        return call.failed(exc, info, decision, verified, loop)
+        return _after_failure(call, ctx, exc, info, verified, loop)
     call.succeeded(value, loop)
     return value
 
@@ -562,13 +576,7 @@ async def _run_async(
         if not isinstance(outcome, _Retry):
             return outcome
         await asleep(outcome.delay)
-        retrying = tenacity.AsyncRetrying(
-            retry=tenacity.retry_if_exception_type(_Retry),
-            wait=_wait,
-            stop=tenacity.stop_never,
-            sleep=asleep,
-            reraise=True,
-        )
+        retrying = tenacity.AsyncRetrying(**_retrying(asleep))
         async for attempt in retrying:
             with attempt:
                 number = attempt.retry_state.attempt_number + 1
