@@ -16,6 +16,8 @@ its current load (printed first):
   word lists searched in the lowercased text);
 - the LangChain middleware's model side per request, with 10, 100 and 1,000 earlier
   tool results (all succeeded, or the last one failed);
+- the LangChain middleware's tool step per call in a run with 10, 100 and 1,000
+  earlier tool results (the loop guard kept per run, and rebuilt for every call);
 - LangChain ``create_agent`` on a scripted model, two steps, with and without
   ``ToolMendMiddleware``, and with a failing tool against the stock
   ``ToolRetryMiddleware()`` (its sleeps recorded, not slept); the Agents SDK with
@@ -278,6 +280,57 @@ def langchain_requests(results: int) -> tuple[float, float] | None:
     return per_call_ns(request(messages), repeat, 5), per_call_ns(request(failed), repeat, 5)
 
 
+def langchain_tool_steps(results: int, calls: int = 100) -> tuple[float, float] | None:
+    """ns per tool call through the middleware's tool step, ``results`` tool results before.
+
+    A run that goes on: each call's state holds the one before plus that call's result
+    and the next AI message, as LangGraph's state grows; the results are successes
+    without a record, so the loop guard classifies each one it replays.  (the default
+    guard, kept per run; a guard from a factory of the user's, rebuilt from the whole
+    run for every call as before).
+    """
+    try:
+        from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+        from langchain_core.tools import tool
+        from langgraph.prebuilt.tool_node import ToolCallRequest
+
+        from toolmend_langchain import ToolMendMiddleware
+    except ImportError:
+        return None
+
+    @tool
+    def forecast(day: int) -> str:
+        """The forecast for a day."""
+        return "12 C, rain"
+
+    messages: list[Any] = [HumanMessage("Plan my trip to Oslo.", id="human")]
+    requests = []
+    for turn in range(results + calls):
+        call = {"name": "forecast", "args": {"day": turn}, "id": f"call_{turn}",
+                "type": "tool_call"}  # fmt: skip
+        messages.append(AIMessage("", tool_calls=[call]))
+        if turn >= results:
+            state = {"messages": list(messages)}
+            requests.append(ToolCallRequest(tool_call=call, tool=forecast, state=state,  # type: ignore[arg-type]
+                                            runtime=None))  # type: ignore[arg-type]  # fmt: skip
+        messages.append(ToolMessage("12 C, rain", tool_call_id=f"call_{turn}", name="forecast"))
+    answer = ToolMessage("12 C, rain", tool_call_id="x", name="forecast")
+
+    def run(middleware: Any) -> float:
+        middleware.wrap_tool_call(requests[0], lambda _: answer)  # replays the run once
+        start = time.process_time_ns()
+        for request in requests[1:]:
+            middleware.wrap_tool_call(request, lambda _: answer)
+        return (time.process_time_ns() - start) / (len(requests) - 1)
+
+    # A fresh middleware per round, its first call untimed: that one replays the whole
+    # run (about 3 us per earlier result), once per run and process.
+    kept = min(run(ToolMendMiddleware()) for _ in range(5))
+    rebuilt = min(run(ToolMendMiddleware(loop_guard=lambda: toolmend.LoopGuard()))
+                  for _ in range(3 if results >= 1000 else 5))  # fmt: skip
+    return kept, rebuilt
+
+
 def agents_sdk_costs(rounds: int) -> tuple[float, float] | None:
     """(plain Agents SDK, with run_config() and toolmend's function_tool) on success, in ns."""
     try:
@@ -467,6 +520,18 @@ def failed_call_cost(repeat: int) -> tuple[float, float]:
     return plain, instrumented
 
 
+def by_length(title: str, measure: Callable[[int], tuple[float, float] | None], extra: int) -> None:
+    """Print ``measure`` (two ns figures) at 10, 100 and 1,000 earlier tool results."""
+    rows = [(n, measure(n)) for n in (10, 100, 1000)]
+    if any(pair is None for _, pair in rows):
+        return
+    print(f"  LangChain {title}")
+    for n, pair in rows:
+        assert pair is not None
+        print(f"  {n:>6} results ({2 * n + extra:>5} messages): {pair[0] / 1000:9.1f} "
+              f"{pair[1] / 1000:9.1f}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=100, help="calls per timed run")
@@ -524,14 +589,11 @@ def main() -> None:
         print(f"  LangChain create_agent, failing tool: ToolRetryMiddleware() "
               f"{stock / 1e6:.2f}, ToolMendMiddleware {ours_failing / 1e6:.2f}: "
               f"{ours_failing / stock:.2f}x")  # fmt: skip
-    growth = [(n, langchain_requests(n)) for n in (10, 100, 1000)]
-    if all(pair is not None for _, pair in growth):
-        print("  LangChain model side per request (us), by earlier tool results: "
-              "all succeeded / the last one failed")  # fmt: skip
-        for n, pair in growth:
-            assert pair is not None
-            print(f"  {n:>6} results ({2 * n + 1:>5} messages): {pair[0] / 1000:9.1f} "
-                  f"{pair[1] / 1000:9.1f}")  # fmt: skip
+    by_length("model side per request (us), by earlier tool results: "
+              "all succeeded / the last one failed", langchain_requests, 1)  # fmt: skip
+    by_length("tool step per call (us), by earlier tool results in the run: "
+              "the loop guard kept per run / rebuilt from the run for every call",
+              langchain_tool_steps, 2)  # fmt: skip
     sdk = agents_sdk_costs(rounds)
     if sdk is not None:
         print(f"  Agents SDK Runner, success: plain {sdk[0] / 1e6:.2f}, run_config() and "

@@ -405,3 +405,27 @@ def test_stub_uses_recorded_verdicts_and_keeps_unresolved_failures() -> None:
 def test_stub_never_raises_on_junk() -> None:
     assert stub_superseded_failures([1, None, "x"], format="openai") == [1, None, "x"]
     assert stub_superseded_failures([{"role": "tool"}], format="bogus") == [{"role": "tool"}]  # type: ignore[arg-type]
+
+
+def test_a_copy_decides_as_the_guard_and_goes_on_apart() -> None:
+    loop = LoopGuard(max_consecutive_failures=2)
+    loop.record("edit", {"path": "/x"}, Kind.FIXABLE, "no such line")
+    loop.record("fetch", {"url": "u"}, Kind.TRANSIENT, "503")
+    twin = loop.copy()
+
+    assert twin.settings() == loop.settings()
+    refused = twin.before("edit", {"path": "/x"})
+    assert refused is not None
+    assert refused.rule == "loop-repeat"
+    assert twin.blocked == [refused]
+    assert loop.blocked == []
+
+    twin.record("fetch", {"url": "u"}, Kind.TRANSIENT, "503")
+    twin.record("edit", {"path": "/x"}, None)
+    assert (twin.consecutive_failures("fetch"), loop.consecutive_failures("fetch")) == (2, 1)
+    assert twin.piled_up("fetch") is None
+    assert twin.advice("fetch") is not None
+    assert loop.advice("fetch") is None
+    assert loop.before("edit", {"path": "/x"}) is not None
+    assert twin.before("edit", {"path": "/y"}) is None
+    assert LoopGuard().copy().settings() == LoopGuard().settings()

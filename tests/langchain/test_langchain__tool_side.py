@@ -492,3 +492,106 @@ def test_a_returned_transient_error_of_a_write_is_not_retried() -> None:
         "Error: connection reset by peer (ECONNRESET)",
     )
     assert result.response_metadata["toolmend"]["kind"] == "transient"
+
+
+def _replays(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any, bool]]:
+    """Every observation any loop guard replays: (tool, arguments, failed)."""
+    seen: list[tuple[str, Any, bool]] = []
+    original = LoopGuard.replay
+
+    def spy(self: LoopGuard, observations: Any) -> None:
+        listed = list(observations)
+        seen.extend((o.tool, dict(o.arguments), o.verdict.failed) for o in listed)
+        original(self, listed)
+
+    monkeypatch.setattr(LoopGuard, "replay", spy)
+    return seen
+
+
+def _step_agent(guard: Any) -> Any:
+    @tool
+    def step(n: int) -> str:
+        """One step of a task."""
+        if n in (2, 3):
+            raise PermissionError(f"step {n}: access denied")
+        return f"done {n}"
+
+    calls = [ai(call("step", {"n": n}, f"s{n}")) for n in (0, 1, 2, 3, 2, 4)]
+    model = ScriptedChatModel(script=replies([*calls, "finished"]))
+    return create_agent(model, [step], middleware=[ToolMendMiddleware(loop_guard=guard)])
+
+
+def test_a_growing_run_replays_each_tool_result_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _replays(monkeypatch)
+    out = _step_agent(True).invoke(GO)
+
+    # Six calls: each replays only the results added since the one before.
+    assert seen == [
+        ("step", {"n": 0}, False),
+        ("step", {"n": 1}, False),
+        ("step", {"n": 2}, True),
+        ("step", {"n": 3}, True),
+        ("step", {"n": 2}, True),
+    ]
+    # The repeat of the failed n=2 is refused, as with a guard rebuilt for every call.
+    rebuilt = _step_agent(lambda: LoopGuard()).invoke(GO)
+    assert shape(out["messages"]) == shape(rebuilt["messages"])
+    metadata = [m.response_metadata.get("toolmend", {}) for m in tool_messages(out["messages"])]
+    assert [m.get("rule") for m in metadata] == [
+        None,
+        None,
+        "exception",
+        "exception",
+        "loop-repeat",
+        None,
+    ]
+    # The rebuilt guard read the whole run at every call: 0 + 1 + 2 + 3 + 4 + 5 results.
+    assert len(seen) == 5 + 15
+
+
+def test_history_that_does_not_extend_what_was_replayed_is_replayed_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen = _replays(monkeypatch)
+    ran: list[str] = []
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file."""
+        ran.append(path)
+        raise PermissionError("access denied")
+
+    side = configure()
+    first = HumanMessage("go", id="h")
+
+    def request(messages: list[Any], call_id: str) -> ToolCallRequest:
+        tool_call = call("read_file", {"path": "/x"}, call_id)
+        return ToolCallRequest(tool_call=tool_call, tool=read_file, state={"messages": messages},  # type: ignore[arg-type]
+                               runtime=None)  # type: ignore[arg-type]  # fmt: skip
+
+    def handler(req: ToolCallRequest) -> ToolMessage:
+        assert req.tool is not None
+        return ToolMessage(req.tool.invoke(req.tool_call["args"]), tool_call_id=req.tool_call["id"])
+
+    def run(messages: list[Any], call_id: str) -> Any:
+        return side.call(request(messages, call_id), handler)
+
+    one = [first, ai(call("read_file", {"path": "/x"}, "r1"))]
+    failed = run(one, "r1")
+    two = [*one, failed, ai(call("read_file", {"path": "/x"}, "r2"))]
+    refused = run(two, "r2")
+    assert (ran, refused.response_metadata["toolmend"]["rule"]) == (["/x"], "loop-repeat")
+    assert seen == [("read_file", {"path": "/x"}, True)]
+
+    # The same run with the failure edited into a success: the list does not extend
+    # the one replayed (its last message is another object), so it is read whole.
+    success = ToolMessage("contents of /x", tool_call_id="r1", name="read_file")
+    edited = [first, ai(call("read_file", {"path": "/x"}, "r1")), success,
+              ai(call("read_file", {"path": "/x"}, "r2"))]  # fmt: skip
+    run(edited, "r2")
+    assert ran == ["/x", "/x"]
+    assert seen[1:] == [("read_file", {"path": "/x"}, False)]
+
+    # Cut back to before the failure (a checkpoint resumed): nothing to replay, it runs.
+    run(one, "r1")
+    assert (ran, len(seen)) == (["/x", "/x", "/x"], 2)

@@ -8,15 +8,21 @@ A failure the tool returns instead (an error ``ToolMessage``, as
 is an error) goes to the core the same way, as :class:`toolmend.integrations.ResultFailed`;
 the model then reads the message the tool returned, with the core's record.
 
-No run state lives here: the loop guard is rebuilt for every call from the
-tool results already in the graph state, so concurrent runs of one agent, and
-runs resumed from a checkpointer, each see exactly their own history.
+The graph state is the only truth about a run: each call's loop guard is the
+one the tool results in the state make, so concurrent runs of one agent, and
+runs resumed from a checkpointer, each see exactly their own history.  What is
+kept between calls (:class:`_Guards`) only saves replaying the messages already
+replayed: a call replays the ones added since, and the whole run again whenever
+the state is not an extension of what was replayed.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
@@ -123,8 +129,7 @@ def loop_factory(spec: LoopGuardSpec) -> Callable[[], LoopGuard] | None:
     if spec is True:
         return LoopGuard
     if isinstance(spec, LoopGuard):
-        settings = spec.settings()
-        return lambda: LoopGuard(**settings)
+        return functools.partial(LoopGuard, **spec.settings())
     if callable(spec):
         return spec
     raise TypeError(f"loop_guard must be a LoopGuard, a factory, True or None, not {spec!r}")
@@ -147,6 +152,16 @@ def _current_run(messages: Sequence[Any]) -> Sequence[Any]:
     return messages
 
 
+def _graph_run(runtime: Any) -> str | None:
+    """The thread (``configurable.thread_id``), else LangGraph's run id, if the runtime has one."""
+    info = getattr(runtime, "execution_info", None)
+    for name in ("thread_id", "run_id"):
+        value = getattr(info, name, None)
+        if value is not None:
+            return str(value)
+    return None
+
+
 def run_of(runtime: Any, state: Any) -> Hashable:
     """The id of the run a tool call or an agent hook belongs to, for the outcome recorder.
 
@@ -162,11 +177,9 @@ def run_of(runtime: Any, state: Any) -> Hashable:
     Returns:
         The run's id (``None``: no id found, one shared run).
     """
-    info = getattr(runtime, "execution_info", None)
-    for name in ("thread_id", "run_id"):
-        value = getattr(info, name, None)
-        if value is not None:
-            return str(value)
+    run = _graph_run(runtime)
+    if run is not None:
+        return run
     messages = _messages_of(state)
     for message in reversed(messages):
         if isinstance(message, HumanMessage):
@@ -174,10 +187,20 @@ def run_of(runtime: Any, state: Any) -> Hashable:
     return None
 
 
-def _observations(messages: Sequence[Any], client: str | None) -> Iterator[Observation]:
-    """Each tool result since the last user message, with its recorded or detected verdict."""
-    calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
-    for message in _current_run(messages):
+Calls = dict[str, tuple[str, Mapping[str, Any]]]
+"""Call id -> (tool, arguments) of the AI messages read so far."""
+
+
+def _observations(
+    messages: Sequence[Any], client: str | None, calls: Calls | None = None
+) -> Iterator[Observation]:
+    """Each tool result in ``messages``, with its recorded or detected verdict.
+
+    ``calls`` carries the AI messages' calls from earlier messages of the run into
+    this read, and receives this read's (a run replayed in pieces).
+    """
+    calls = {} if calls is None else calls
+    for message in messages:
         if isinstance(message, AIMessage):
             for call in message.tool_calls:
                 call_id = call.get("id")
@@ -201,8 +224,88 @@ def loop_from_messages(
 ) -> LoopGuard:
     """A new guard that has seen the tool results since the last user message."""
     guard = factory()
-    guard.replay(_observations(messages, client))
+    guard.replay(_observations(_current_run(messages), client))
     return guard
+
+
+def _replayable(factory: Callable[[], LoopGuard]) -> bool:
+    """Whether a guard from ``factory`` may be kept between calls of a run.
+
+    Only guards made fresh by toolmend's own factories, and blind to the clock:
+    ``hard_stop`` and ``forget_after`` read the time of each recorded failure,
+    which a rebuild sets to the time of the call, so a kept guard would decide
+    otherwise.  A factory of the user's may return a shared guard.
+    """
+    ours = factory is LoopGuard or (
+        isinstance(factory, functools.partial) and factory.func is LoopGuard
+    )
+    if not ours:
+        return False
+    probe = factory()
+    return not probe.hard_stop and probe.forget_after is None
+
+
+@dataclass(eq=False, slots=True)
+class _Replayed:
+    """One run's guard as replayed so far: the messages read, and the last of them."""
+
+    guard: LoopGuard
+    calls: Calls = field(default_factory=dict)
+    seen: int = 0
+    last: Any = None
+
+    def extended_by(self, messages: Sequence[Any]) -> bool:
+        """Whether ``messages`` starts with what was replayed: the last one read still in place."""
+        n = self.seen
+        return len(messages) >= n and (n == 0 or messages[n - 1] is self.last)
+
+    def catch_up(
+        self, messages: Sequence[Any], factory: Callable[[], LoopGuard], client: str | None
+    ) -> None:
+        """Replay the messages after those read; a user message among them restarts the run."""
+        new = messages[self.seen :]
+        for i in range(len(new) - 1, -1, -1):
+            if isinstance(new[i], HumanMessage):
+                self.guard, self.calls, new = factory(), {}, new[i + 1 :]
+                break
+        self.guard.replay(_observations(new, client, self.calls))
+        self.seen = len(messages)
+        self.last = messages[-1] if messages else None
+
+
+class _Guards:
+    """Each run's loop guard, kept so that a call replays only the messages added since.
+
+    Found by :func:`run_of`'s key, but used only when the state extends what was
+    replayed (as many messages at least, the last one read the same object in the
+    same place); anything else (another run under the same key, history edited or
+    cut, a checkpoint resumed) replays the run from its user message, as a fresh
+    rebuild would.  Each call gets a copy: what it records reaches the kept guard
+    when its result is replayed, once.  ``limit`` runs at most, least recently used
+    forgotten first.
+    """
+
+    def __init__(
+        self, factory: Callable[[], LoopGuard], client: str | None, limit: int = 256
+    ) -> None:
+        self._factory = factory
+        self._client = client
+        self._limit = limit
+        self._runs: OrderedDict[Hashable, _Replayed] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def guard(self, run: Hashable, messages: Sequence[Any]) -> LoopGuard:
+        """The guard of the call whose run is ``run`` and whose state holds ``messages``."""
+        with self._lock:
+            entry = self._runs.pop(run, None)
+            if entry is None or not entry.extended_by(messages):
+                entry = _Replayed(self._factory())
+            if entry.seen < len(messages):
+                entry.catch_up(messages, self._factory, self._client)
+            self._runs[run] = entry
+            while len(self._runs) > self._limit:
+                self._runs.popitem(last=False)
+            return entry.guard.copy()
 
 
 _STOCK_RETRY = re.compile(r"Tool '(?P<tool>[^'\n]*)' failed after (?P<n>\d+) attempts with ")
@@ -270,7 +373,11 @@ def _span(call: _Call) -> AbstractContextManager[telemetry.ToolCall]:
 
 @dataclass(frozen=True)
 class ToolSide:
-    """The tool-side settings of one middleware or tool node; holds no run state."""
+    """The tool-side settings of one middleware or tool node.
+
+    Its only state is :attr:`guards`, what the runs' messages replayed so far made
+    of their loop guards; the messages decide, the cache only saves work.
+    """
 
     form: Form = Form.C3
     effects: Mapping[str, Effect] = field(default_factory=dict)
@@ -282,6 +389,26 @@ class ToolSide:
     keys: Mapping[str, str] = field(default_factory=dict)
     malformed_calls: bool = True
     durable: StepStore | None = None
+    guards: _Guards | None = field(default=None, init=False, repr=False, compare=False)
+    """Each run's replayed loop guard (``None``: rebuilt for every call)."""
+
+    def __post_init__(self) -> None:
+        if self.loop_guard is not None and _replayable(self.loop_guard):
+            object.__setattr__(self, "guards", _Guards(self.loop_guard, self.client))
+
+    def _loop(self, request: ToolCallRequest) -> LoopGuard | None:
+        """The call's loop guard: it has seen the tool results of the run in the state."""
+        if self.loop_guard is None:
+            return None
+        messages = _messages_of(request.state)
+        if self.guards is None:
+            return loop_from_messages(messages, self.loop_guard, client=self.client)
+        run = _graph_run(request.runtime)
+        # Without a thread or run id, the first message's identity finds the run
+        # (run_of's user message is a scan of the run); a key only finds an entry,
+        # the entry is used only if the messages extend what it replayed.
+        key = run if run is not None else (id(messages[0]) if messages else None)
+        return self.guards.guard(key, messages)
 
     def _plan(self, request: ToolCallRequest) -> _Call:
         call = request.tool_call
@@ -291,8 +418,7 @@ class ToolSide:
         loop = None
         if self.loop_guard is not None:
             try:
-                messages = _messages_of(request.state)
-                loop = loop_from_messages(messages, self.loop_guard, client=self.client)
+                loop = self._loop(request)
             except Exception as exc:
                 log.warning(
                     "toolmend.langchain: run history not understood (%r); no loop guard", exc

@@ -98,6 +98,10 @@ class Streaks:
         else:
             self._last.pop(tool, None)
 
+    def copy(self) -> Streaks:
+        """The same streaks, to go on apart (a loop guard's copy)."""
+        return Streaks(dict(self._last))
+
     def current(self, tool: str) -> tuple[str, int] | None:
         """The tool's (error class, count), or None when its last call succeeded."""
         return self._last.get(tool)

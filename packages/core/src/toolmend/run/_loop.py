@@ -240,6 +240,26 @@ class LoopGuard:
             "remember": self.remember,
         }
 
+    def copy(self) -> LoopGuard:
+        """A guard with these settings and this state that goes on on its own.
+
+        For adapters that keep a run's guard between calls, replaying only the
+        calls added since (the LangChain tool step), and hand each call a copy:
+        what the call then records must not reach the kept guard twice.
+        Costs a copy of the remembered tables (``remember`` entries at most each).
+        """
+        twin = LoopGuard(**self.settings())
+        with self._lock:
+            if not (self._last or self._failed or self.blocked):
+                return twin  # nothing remembered (every tool in a table is in _last)
+            twin._failed = OrderedDict(self._failed)
+            twin._last = OrderedDict(self._last)
+            twin._consecutive = dict(self._consecutive)
+            twin._refused = dict(self._refused)
+            twin._streaks = self._streaks.copy()
+            twin.blocked = list(self.blocked)
+        return twin
+
     def _forget_old(self, now: float) -> None:
         """Forget what failed before ``forget_after``: the oldest entries only are read.
 

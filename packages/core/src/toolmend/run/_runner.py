@@ -1,6 +1,7 @@
 """Run one logical tool call under a retry policy and return its value or a failure.
 
-The loop mechanics (attempt numbering, waiting, sleeping) are tenacity's; every
+The loop mechanics (attempt numbering, waiting, sleeping) are tenacity's from the
+first retry on (a first attempt that settles the call runs without it); every
 decision is :func:`toolmend.run._retry.decide`.  Cancellation and framework
 control-flow exceptions pass through untouched; everything else becomes a
 :class:`ToolFailure` value, so a failed tool never raises into the agent.
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import uuid
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
@@ -74,6 +75,20 @@ def _wait(state: tenacity.RetryCallState) -> float:
     return exc.delay if isinstance(exc, _Retry) else 0.0
 
 
+_UUID4 = (0x4000 << 64) | (0x8000 << 48)
+_UUID4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
+
+
+def new_key() -> str:
+    """A call's idempotency key: ``uuid.uuid4().hex``, without building a ``UUID``.
+
+    The same 122 random bits from ``os.urandom`` with the version and variant bits
+    set, in half the time: every call that is given no key makes one.
+    """
+    bits = int.from_bytes(os.urandom(16), "big")
+    return f"{bits & _UUID4_CLEAR | _UUID4:032x}"
+
+
 class _Call:
     """The state of one logical call across its attempts."""
 
@@ -101,7 +116,7 @@ class _Call:
         )
         self.honours_key = honours_key
         self.passthrough = tuple(passthrough)
-        self.key = key or uuid.uuid4().hex
+        self.key = key or new_key()
         self.started = now()
         self.history: list[AttemptRecord] = []
         self.taken = 0
@@ -392,33 +407,74 @@ def execute(
             return _run_sync(thunk, call, loop, verify)
 
 
+def _after_failure(
+    call: _Call,
+    ctx: CallContext,
+    exc: BaseException,
+    info: ExceptionInfo,
+    verified: bool | None,
+    loop: LoopGuard | None,
+) -> ToolFailure | _Retry:
+    """After a failed attempt: the wait before the next one, or the call's failure."""
+    decision = call.step(ctx, exc, info, verified)
+    if decision.retry and decision.delay is not None:
+        return _Retry(decision.delay)
+    return call.failed(exc, info, decision, verified, loop)
+
+
+def _retrying(pause: Callable[[float], Any]) -> dict[str, Any]:
+    """Tenacity's settings from the first retry on: every decision is the runner's."""
+    return {
+        "retry": tenacity.retry_if_exception_type(_Retry),
+        "wait": _wait,
+        "stop": tenacity.stop_never,
+        "sleep": pause,
+        "reraise": True,
+    }
+
+
+def _once_sync(
+    thunk: Callable[[CallContext], T],
+    call: _Call,
+    loop: LoopGuard | None,
+    verify: Verify | None,
+    number: int,
+) -> T | ToolFailure | _Retry:
+    """Attempt number ``number``: its value or failure, or the wait before the next."""
+    ctx = call.context(number)
+    try:
+        value = thunk(ctx)
+    except BaseException as exc:
+        if passes_through(exc, call.passthrough):
+            raise
+        info = classify_exception(exc)
+        verified = verify_sync(verify, ctx, exc) if call.needs_verify(info) else None
+        return _after_failure(call, ctx, exc, info, verified, loop)
+    call.succeeded(value, loop)
+    return value
+
+
 def _run_sync(
     thunk: Callable[[CallContext], T], call: _Call, loop: LoopGuard | None, verify: Verify | None
 ) -> T | ToolFailure:
-    retrying = tenacity.Retrying(
-        retry=tenacity.retry_if_exception_type(_Retry),
-        wait=_wait,
-        stop=tenacity.stop_never,
-        sleep=sleep,
-        reraise=True,
-    )
+    """The first attempt runs bare; tenacity's loop starts only when it asks for a retry.
+
+    Most calls succeed at once, and building and stepping a ``Retrying`` costs
+    more than the rest of the runner on that path.
+    """
     try:
+        outcome = _once_sync(thunk, call, loop, verify, 1)
+        if not isinstance(outcome, _Retry):
+            return outcome
+        sleep(outcome.delay)
+        retrying = tenacity.Retrying(**_retrying(sleep))
         for attempt in retrying:
             with attempt:
-                ctx = call.context(attempt.retry_state.attempt_number)
-                try:
-                    value = thunk(ctx)
-                except BaseException as exc:
-                    if passes_through(exc, call.passthrough):
-                        raise
-                    info = classify_exception(exc)
-                    verified = verify_sync(verify, ctx, exc) if call.needs_verify(info) else None
-                    decision = call.step(ctx, exc, info, verified)
-                    if decision.retry and decision.delay is not None:
-                        raise _Retry(decision.delay) from None
-                    return call.failed(exc, info, decision, verified, loop)
-                call.succeeded(value, loop)
-                return value
+                number = attempt.retry_state.attempt_number + 1
+                outcome = _once_sync(thunk, call, loop, verify, number)
+                if isinstance(outcome, _Retry):
+                    raise outcome
+                return outcome
     finally:
         call.interrupted()
     raise AssertionError("unreachable: tenacity stops only by returning")  # pragma: no cover
@@ -487,38 +543,47 @@ async def _bounded(work: Awaitable[T], limit: float | None) -> T:
         raise
 
 
+async def _once_async(
+    thunk: Callable[[CallContext], Awaitable[T]],
+    call: _Call,
+    loop: LoopGuard | None,
+    verify: Verify | None,
+    number: int,
+) -> T | ToolFailure | _Retry:
+    """The async twin of :func:`_once_sync`."""
+    ctx = call.context(number)
+    try:
+        value = await _bounded(thunk(ctx), call.time_left())
+    except BaseException as exc:
+        if passes_through(exc, call.passthrough):
+            raise
+        info = classify_exception(exc)
+        verified = await verify_async(verify, ctx, exc) if call.needs_verify(info) else None
+        return _after_failure(call, ctx, exc, info, verified, loop)
+    call.succeeded(value, loop)
+    return value
+
+
 async def _run_async(
     thunk: Callable[[CallContext], Awaitable[T]],
     call: _Call,
     loop: LoopGuard | None,
     verify: Verify | None,
 ) -> T | ToolFailure:
-    retrying = tenacity.AsyncRetrying(
-        retry=tenacity.retry_if_exception_type(_Retry),
-        wait=_wait,
-        stop=tenacity.stop_never,
-        sleep=asleep,
-        reraise=True,
-    )
+    """The async twin of :func:`_run_sync`: tenacity only from the first retry on."""
     try:
+        outcome = await _once_async(thunk, call, loop, verify, 1)
+        if not isinstance(outcome, _Retry):
+            return outcome
+        await asleep(outcome.delay)
+        retrying = tenacity.AsyncRetrying(**_retrying(asleep))
         async for attempt in retrying:
             with attempt:
-                ctx = call.context(attempt.retry_state.attempt_number)
-                try:
-                    value = await _bounded(thunk(ctx), call.time_left())
-                except BaseException as exc:
-                    if passes_through(exc, call.passthrough):
-                        raise
-                    info = classify_exception(exc)
-                    verified = (
-                        await verify_async(verify, ctx, exc) if call.needs_verify(info) else None
-                    )
-                    decision = call.step(ctx, exc, info, verified)
-                    if decision.retry and decision.delay is not None:
-                        raise _Retry(decision.delay) from None
-                    return call.failed(exc, info, decision, verified, loop)
-                call.succeeded(value, loop)
-                return value
+                number = attempt.retry_state.attempt_number + 1
+                outcome = await _once_async(thunk, call, loop, verify, number)
+                if isinstance(outcome, _Retry):
+                    raise outcome
+                return outcome
     finally:
         call.interrupted()
     raise AssertionError("unreachable: tenacity stops only by returning")  # pragma: no cover
