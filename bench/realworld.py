@@ -137,6 +137,23 @@ EVIDENCE = {
 }
 
 
+def _guided(verdict: toolmend.Verdict) -> str | None:
+    """The kind a verdict guides toward, or None (not failed, or ambiguous)."""
+    kind = verdict.kind.value if verdict.failed and verdict.kind else None
+    return kind if kind in GUIDED else None
+
+
+def _outcome(label: str, kind: str | None) -> str:
+    """A labelled failure's outcome for the guidance ``kind`` (None: no guidance)."""
+    if kind is None:
+        return "correct" if label == "ambiguous" else "silent"
+    return "correct" if kind == label else "wrong"
+
+
+def _shares(c: Counter[str], n: int) -> str:
+    return " | ".join(f"{100 * c[k] / n:.1f}%" for k in ("correct", "wrong", "silent"))
+
+
 def by_evidence(judged: Judged) -> None:
     print("| guidance from | failures | correct | wrong | silent |")
     print("|---|---:|---:|---:|---:|")
@@ -144,16 +161,11 @@ def by_evidence(judged: Judged) -> None:
     for name, allowed in EVIDENCE.items():
         c: Counter[str] = Counter()
         for row, verdict in failures:
-            kind = verdict.kind.value if verdict.failed and verdict.kind else None
-            if kind not in GUIDED or not allowed((verdict.basis or "").split("/")[-1]):
+            kind = _guided(verdict)
+            if kind is not None and not allowed((verdict.basis or "").split("/")[-1]):
                 kind = None
-            if kind is None:
-                c["correct" if row["label"] == "ambiguous" else "silent"] += 1
-            else:
-                c["correct" if kind == row["label"] else "wrong"] += 1
-        n = len(failures)
-        shares = " | ".join(f"{100 * c[k] / n:.1f}%" for k in ("correct", "wrong", "silent"))
-        print(f"| {name} | {n} | {shares} |")
+            c[_outcome(row["label"], kind)] += 1
+        print(f"| {name} | {len(failures)} | {_shares(c, len(failures))} |")
     strict: Counter[str] = Counter()
     for row, _ in failures:
         flag = row.get("is_error")
@@ -163,13 +175,8 @@ def by_evidence(judged: Judged) -> None:
             tool=row.get("tool"),
             precision="strict",
         )
-        kind = verdict.kind.value if verdict.failed and verdict.kind else None
-        if kind not in GUIDED:
-            strict["correct" if row["label"] == "ambiguous" else "silent"] += 1
-        else:
-            strict["correct" if kind == row["label"] else "wrong"] += 1
-    n = len(failures)
-    shares = " | ".join(f"{100 * strict[k] / n:.1f}%" for k in ("correct", "wrong", "silent"))
+        strict[_outcome(row["label"], _guided(verdict))] += 1
+    n, shares = len(failures), _shares(strict, len(failures))
     print(f'| `precision="strict"` (codes, statuses, arguments re-read) | {n} | {shares} |')
 
 
@@ -202,16 +209,13 @@ def with_the_call(rows: list[dict[str, Any]]) -> None:
                 schema=row.get("schema") if extra.get("context") else None,
                 precision="strict" if extra.get("strict") else None,
             )
-            kind = verdict.kind.value if verdict.failed and verdict.kind else None
+            kind = _guided(verdict)
             if row["label"] == "clean":
-                c["fp"] += kind in GUIDED
-            elif kind not in GUIDED:
-                c["correct" if row["label"] == "ambiguous" else "silent"] += 1
+                c["fp"] += kind is not None
             else:
-                c["correct" if kind == row["label"] else "wrong"] += 1
+                c[_outcome(row["label"], kind)] += 1
         n, k = len(failures), len(clean)
-        shares = " | ".join(f"{100 * c[x] / n:.1f}%" for x in ("correct", "wrong", "silent"))
-        print(f"| {name} | {n} | {shares} | {k} | {100 * c['fp'] / k if k else 0:.1f}% |")
+        print(f"| {name} | {n} | {_shares(c, n)} | {k} | {100 * c['fp'] / k if k else 0:.1f}% |")
 
 
 def _line(name: str, c: Counter[str]) -> str:
